@@ -1,0 +1,6 @@
+package dev.skein.broker;
+
+public final class Main {
+    public static void main(String[] args) {
+    }
+}
