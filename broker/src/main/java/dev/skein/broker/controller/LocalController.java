@@ -1,0 +1,262 @@
+package dev.skein.broker.controller;
+
+import dev.skein.broker.config.TopicConfigs;
+import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicIdException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.internals.Topic;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * The controller of a single-node cluster: applies admin changes and keeps the metadata in a file
+ * of the log dir, replaced atomically (write, fsync, rename) on every change so a crash leaves
+ * either the old or the new state. Producer ids are handed out in blocks whose upper bound is
+ * persisted before any id of the block is used, so a restart never repeats an id.
+ */
+public final class LocalController implements Controller {
+    private static final Logger log = LoggerFactory.getLogger(LocalController.class);
+    private static final String FILE = "metadata.properties";
+    private static final long PRODUCER_ID_BLOCK = 1000;
+
+    private final Path dir;
+    private final String clusterId;
+    private final ClusterImage.BrokerInfo self;
+    private final CopyOnWriteArrayList<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
+    private final Map<String, TopicMetadata> topics = new TreeMap<>();
+    private long nextProducerId;
+    private long producerIdBlockEnd;
+    private volatile ClusterImage image;
+
+    public LocalController(Path dir, String clusterId, ClusterImage.BrokerInfo self) throws IOException {
+        this.dir = dir;
+        this.clusterId = clusterId;
+        this.self = self;
+        Files.createDirectories(dir);
+        load();
+        this.image = buildImage();
+    }
+
+    private void load() throws IOException {
+        Path file = dir.resolve(FILE);
+        if (!Files.exists(file)) {
+            return;
+        }
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            p.load(r);
+        }
+        nextProducerId = Long.parseLong(p.getProperty("producer.id.block.end", "0"));
+        producerIdBlockEnd = nextProducerId;
+        Map<String, Map<String, String>> byTopic = new HashMap<>();
+        for (String key : p.stringPropertyNames()) {
+            if (key.startsWith("topic.")) {
+                String rest = key.substring("topic.".length());
+                int dot = rest.indexOf('/');
+                String topic = rest.substring(0, dot);
+                byTopic.computeIfAbsent(topic, t -> new HashMap<>()).put(rest.substring(dot + 1), p.getProperty(key));
+            }
+        }
+        for (Map.Entry<String, Map<String, String>> e : byTopic.entrySet()) {
+            Map<String, String> f = e.getValue();
+            Map<String, String> configs = new HashMap<>();
+            f.forEach((k, v) -> {
+                if (k.startsWith("config.")) {
+                    configs.put(k.substring("config.".length()), v);
+                }
+            });
+            topics.put(e.getKey(), new TopicMetadata(e.getKey(), Uuid.fromString(f.get("id")),
+                    Integer.parseInt(f.get("partitions")), configs));
+        }
+        log.info("Loaded metadata of {} topic(s) from {}", topics.size(), file);
+    }
+
+    private void persist(Map<String, TopicMetadata> newTopics, long newProducerIdBlockEnd) {
+        Properties p = new Properties() {
+            // stable order in the file, for people reading it
+            @Override
+            public synchronized java.util.Set<Map.Entry<Object, Object>> entrySet() {
+                return java.util.Collections.synchronizedSet(new java.util.TreeMap<>(this).entrySet());
+            }
+        };
+        p.setProperty("cluster.id", clusterId);
+        p.setProperty("producer.id.block.end", Long.toString(newProducerIdBlockEnd));
+        for (TopicMetadata t : newTopics.values()) {
+            String prefix = "topic." + t.name() + "/";
+            p.setProperty(prefix + "id", t.id().toString());
+            p.setProperty(prefix + "partitions", Integer.toString(t.partitionCount()));
+            t.configs().forEach((k, v) -> p.setProperty(prefix + "config." + k, v));
+        }
+        Path tmp = dir.resolve(FILE + ".tmp");
+        try {
+            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+                p.store(w, "Skein cluster metadata (single node); do not edit while the broker runs");
+            }
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+                ch.force(true);
+            }
+            Files.move(tmp, dir.resolve(FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                d.force(true);
+            } catch (IOException ignored) {
+                // directories cannot be opened for fsync on every file system
+            }
+        } catch (IOException e) {
+            throw new KafkaStorageException("Could not write cluster metadata to " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private ClusterImage buildImage() {
+        return new ClusterImage(clusterId, self.id(), List.of(self), new ArrayList<>(topics.values()));
+    }
+
+    /** Persists {@code newTopics} and publishes the new image. */
+    private void commit(Map<String, TopicMetadata> newTopics) {
+        persist(newTopics, producerIdBlockEnd);
+        topics.clear();
+        topics.putAll(newTopics);
+        ClusterImage next = buildImage();
+        image = next;
+        for (Consumer<ClusterImage> l : listeners) {
+            l.accept(next);
+        }
+    }
+
+    @Override
+    public ClusterImage image() {
+        return image;
+    }
+
+    @Override
+    public void addListener(Consumer<ClusterImage> listener) {
+        listeners.add(listener);
+    }
+
+    @Override
+    public synchronized TopicMetadata createTopic(String name, int partitions, short replicationFactor,
+                                                  Map<String, String> configs, boolean validateOnly) {
+        Topic.validate(name);
+        if (topics.containsKey(name)) {
+            throw new TopicExistsException("Topic '" + name + "' already exists.");
+        }
+        for (String existing : topics.keySet()) {
+            if (Topic.hasCollision(name, existing)) {
+                throw new InvalidTopicException("Topic '" + name + "' collides with existing topic: " + existing);
+            }
+        }
+        if (partitions <= 0) {
+            throw new InvalidPartitionsException("Number of partitions was set to an invalid non-positive value.");
+        }
+        if (replicationFactor <= 0) {
+            throw new InvalidReplicationFactorException("Replication factor must be larger than 0.");
+        }
+        int brokers = image.brokers().size();
+        if (replicationFactor > brokers) {
+            throw new InvalidReplicationFactorException("Unable to replicate the partition " + replicationFactor
+                    + " time(s): The target replication factor of " + replicationFactor
+                    + " cannot be reached because only " + brokers + " broker(s) are registered.");
+        }
+        TopicConfigs.validate(configs);
+        TopicMetadata t = new TopicMetadata(name, Uuid.randomUuid(), partitions, configs);
+        if (!validateOnly) {
+            Map<String, TopicMetadata> next = new LinkedHashMap<>(topics);
+            next.put(name, t);
+            commit(next);
+            log.info("Created topic {} ({}) with {} partition(s) and configs {}", name, t.id(), partitions, configs);
+        }
+        return t;
+    }
+
+    @Override
+    public synchronized void deleteTopic(Uuid topicId) {
+        TopicMetadata t = image.topic(topicId);
+        if (t == null) {
+            throw new UnknownTopicIdException("Topic id " + topicId + " not found.");
+        }
+        Map<String, TopicMetadata> next = new LinkedHashMap<>(topics);
+        next.remove(t.name());
+        commit(next);
+        log.info("Deleted topic {} ({})", t.name(), t.id());
+    }
+
+    @Override
+    public synchronized TopicMetadata createPartitions(String topic, int newCount, boolean validateOnly) {
+        TopicMetadata t = topics.get(topic);
+        if (t == null) {
+            throw new UnknownTopicOrPartitionException("This server does not host this topic-partition.");
+        }
+        if (newCount < t.partitionCount()) {
+            throw new InvalidPartitionsException("Topic currently has " + t.partitionCount()
+                    + " partitions, which is higher than the requested " + newCount + ".");
+        }
+        if (newCount == t.partitionCount()) {
+            throw new InvalidPartitionsException("Topic already has " + t.partitionCount() + " partitions.");
+        }
+        TopicMetadata updated = t.withPartitionCount(newCount);
+        if (!validateOnly) {
+            Map<String, TopicMetadata> next = new LinkedHashMap<>(topics);
+            next.put(topic, updated);
+            commit(next);
+            log.info("Increased partitions of {} from {} to {}", topic, t.partitionCount(), newCount);
+        }
+        return updated;
+    }
+
+    @Override
+    public synchronized TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) {
+        TopicMetadata t = topics.get(topic);
+        if (t == null) {
+            throw new UnknownTopicOrPartitionException("The topic '" + topic + "' does not exist.");
+        }
+        TopicConfigs.validate(configs);
+        TopicMetadata updated = t.withConfigs(configs);
+        if (!validateOnly) {
+            Map<String, TopicMetadata> next = new LinkedHashMap<>(topics);
+            next.put(topic, updated);
+            commit(next);
+            log.info("Set configs of topic {} to {}", topic, configs);
+        }
+        return updated;
+    }
+
+    @Override
+    public synchronized long allocateProducerId() {
+        if (nextProducerId >= producerIdBlockEnd) {
+            long end = producerIdBlockEnd + PRODUCER_ID_BLOCK;
+            persist(topics, end);
+            producerIdBlockEnd = end;
+        }
+        return nextProducerId++;
+    }
+
+    @Override
+    public void close() {
+        listeners.clear();
+    }
+}

@@ -1,0 +1,183 @@
+package dev.skein.broker.network;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * One connection's request pipeline: parses each frame's header and body, hands the request to the
+ * {@link RequestHandler} on the request-handler pool, and writes responses in request order.
+ *
+ * <p>Like Kafka, a connection has at most one request being handled at a time; later frames wait in
+ * arrival order (so pipelined produce requests are appended in the order they were sent), and
+ * reading from the socket pauses while too many are waiting. All fields are touched only on the
+ * connection's event loop.
+ */
+final class ConnectionHandler extends ChannelInboundHandlerAdapter {
+    private static final int MAX_QUEUED = 32;
+
+    private final RequestHandler handler;
+    private final Executor requestPool;
+    private final ApiVersionsResponseData supportedApis;
+    private final BadClientLog badClients;
+    private final RequestMetrics metrics;
+    private final ArrayDeque<ByteBuffer> queued = new ArrayDeque<>();
+    private boolean busy;
+    private boolean closed;
+    private String connectionId;
+
+    ConnectionHandler(RequestHandler handler, Executor requestPool, ApiVersionsResponseData supportedApis,
+                      BadClientLog badClients, RequestMetrics metrics) {
+        this.handler = handler;
+        this.requestPool = requestPool;
+        this.supportedApis = supportedApis;
+        this.badClients = badClients;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        connectionId = ctx.channel().localAddress() + "-" + ctx.channel().remoteAddress();
+        metrics.connectionOpened();
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        closed = true;
+        queued.clear();
+        metrics.connectionClosed();
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        queued.add((ByteBuffer) msg);
+        if (queued.size() >= MAX_QUEUED) {
+            ctx.channel().config().setAutoRead(false);
+        }
+        if (!busy) {
+            processNext(ctx);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        badClients.closing(ctx.channel(), cause.getClass().getSimpleName() + ": " + cause.getMessage());
+        ctx.close();
+    }
+
+    private void processNext(ChannelHandlerContext ctx) {
+        while (!busy && !closed) {
+            ByteBuffer frame = queued.poll();
+            if (frame == null) {
+                if (!ctx.channel().config().isAutoRead()) {
+                    ctx.channel().config().setAutoRead(true);
+                }
+                return;
+            }
+            busy = true;
+            dispatch(ctx, frame);
+        }
+    }
+
+    private void dispatch(ChannelHandlerContext ctx, ByteBuffer frame) {
+        long startNs = metrics.nanoTime();
+        RequestHeader header;
+        try {
+            header = RequestHeader.parse(frame);
+        } catch (InvalidRequestException e) {
+            closeBadClient(ctx, e.getMessage());
+            return;
+        }
+        ApiKeys api = header.apiKey();
+        if (api == ApiKeys.API_VERSIONS && !api.isVersionSupported(header.apiVersion())) {
+            // KIP-511: answer an unknown ApiVersions version with a v0 response naming what we support
+            ApiVersionsResponseData unsupported = new ApiVersionsResponseData()
+                    .setErrorCode(Errors.UNSUPPORTED_VERSION.code())
+                    .setApiKeys(supportedApis.apiKeys().duplicate());
+            writeThenNext(ctx, new ResponseHeader(header.correlationId(), (short) 0), unsupported, (short) 0, api, startNs);
+            return;
+        }
+        if (supportedApis.apiKeys().find(api.id) == null) {
+            closeBadClient(ctx, "unsupported API " + api + " (key " + api.id + ")");
+            return;
+        }
+        AbstractRequest request;
+        try {
+            request = AbstractRequest.parseRequest(api, header.apiVersion(), new ByteBufferAccessor(frame)).request;
+        } catch (RuntimeException e) {
+            closeBadClient(ctx, "malformed " + api + " v" + header.apiVersion() + " request: " + e.getMessage());
+            return;
+        }
+        InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
+        RequestContext context = new RequestContext(header, remote.getAddress(), connectionId);
+        CompletableFuture<Response> future;
+        try {
+            future = CompletableFuture.supplyAsync(() -> handler.handle(context, request), requestPool)
+                    .thenCompose(f -> f);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            ctx.close();
+            return;
+        }
+        future.whenComplete((result, error) -> ctx.executor().execute(() -> {
+            if (closed) {
+                return;
+            }
+            Response response = result;
+            if (error != null) {
+                Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                        ? error.getCause() : error;
+                // an unexpected failure of a handler: answer with the error response of the API, as Kafka does
+                org.slf4j.LoggerFactory.getLogger(ConnectionHandler.class)
+                        .error("Error handling {} from {}", api, ctx.channel().remoteAddress(), cause);
+                response = Response.reply(request.getErrorResponse(0, cause).data());
+            }
+            switch (response) {
+                case Response.Reply reply ->
+                        writeThenNext(ctx, header.toResponseHeader(), reply.body(), header.apiVersion(), api, startNs);
+                case Response.NoReply none -> {
+                    metrics.record(api, metrics.nanoTime() - startNs, 0);
+                    busy = false;
+                    processNext(ctx);
+                }
+                case Response.Close close -> closeBadClient(ctx, close.reason());
+            }
+        }));
+    }
+
+    private void writeThenNext(ChannelHandlerContext ctx, ResponseHeader header,
+                               org.apache.kafka.common.protocol.ApiMessage body, short version, ApiKeys api, long startNs) {
+        try {
+            long bytes = ResponseWriter.write(ctx, header, body, version);
+            ctx.flush();
+            metrics.record(api, metrics.nanoTime() - startNs, bytes);
+        } catch (Exception e) {
+            badClients.closing(ctx.channel(), "could not encode " + api + " response: " + e);
+            ctx.close();
+            return;
+        }
+        busy = false;
+        processNext(ctx);
+    }
+
+    private void closeBadClient(ChannelHandlerContext ctx, String reason) {
+        badClients.closing(ctx.channel(), reason);
+        closed = true;
+        queued.clear();
+        ctx.close();
+    }
+}
