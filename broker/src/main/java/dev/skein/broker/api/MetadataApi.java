@@ -1,0 +1,193 @@
+package dev.skein.broker.api;
+
+import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.controller.Controller;
+import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.DescribeClusterRequestData;
+import org.apache.kafka.common.message.DescribeClusterResponseData;
+import org.apache.kafka.common.message.DescribeTopicPartitionsRequestData;
+import org.apache.kafka.common.message.DescribeTopicPartitionsResponseData;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/** Metadata, DescribeCluster and DescribeTopicPartitions: what the cluster looks like to a client. */
+final class MetadataApi {
+    private static final Logger log = LoggerFactory.getLogger(MetadataApi.class);
+    private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
+
+    private final Controller controller;
+    private final BrokerConfig config;
+
+    MetadataApi(Controller controller, BrokerConfig config) {
+        this.controller = controller;
+        this.config = config;
+    }
+
+    MetadataResponseData metadata(MetadataRequestData request, short version) {
+        ClusterImage image = controller.image();
+        MetadataResponseData response = new MetadataResponseData()
+                .setClusterId(image.clusterId())
+                .setControllerId(image.controllerId())
+                .setClusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        for (ClusterImage.BrokerInfo b : image.brokers()) {
+            response.brokers().add(new MetadataResponseData.MetadataResponseBroker()
+                    .setNodeId(b.id()).setHost(b.host()).setPort(b.port()).setRack(b.rack()));
+        }
+        if (request.topics() == null) {
+            for (TopicMetadata t : image.topics()) {
+                response.topics().add(topic(t, image));
+            }
+            return response;
+        }
+        boolean allowAutoCreate = version < 4 || request.allowAutoTopicCreation();
+        for (MetadataRequestData.MetadataRequestTopic rt : request.topics()) {
+            if (rt.name() == null) {
+                Uuid id = rt.topicId();
+                TopicMetadata t = id == null ? null : image.topic(id);
+                response.topics().add(t != null ? topic(t, image)
+                        : new MetadataResponseData.MetadataResponseTopic()
+                        .setTopicId(id == null ? Uuid.ZERO_UUID : id)
+                        .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code())
+                        .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED));
+                continue;
+            }
+            TopicMetadata t = image.topic(rt.name());
+            if (t == null && allowAutoCreate && config.autoCreateTopicsEnable() && Topic.isValid(rt.name())
+                    && !Topic.isInternal(rt.name())) {
+                t = autoCreate(rt.name());
+                image = controller.image();
+            }
+            if (t != null) {
+                response.topics().add(topic(t, image));
+            } else {
+                Errors error = Topic.isValid(rt.name()) ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.INVALID_TOPIC_EXCEPTION;
+                response.topics().add(new MetadataResponseData.MetadataResponseTopic()
+                        .setName(rt.name())
+                        .setTopicId(Uuid.ZERO_UUID)
+                        .setErrorCode(error.code())
+                        .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED));
+            }
+        }
+        return response;
+    }
+
+    private TopicMetadata autoCreate(String name) {
+        try {
+            return controller.createTopic(name, config.numPartitions(), (short) config.defaultReplicationFactor(),
+                    Map.of(), false);
+        } catch (TopicExistsException e) {
+            return controller.image().topic(name);
+        } catch (ApiException e) {
+            log.info("Could not auto-create topic {}: {}", name, e.getMessage());
+            return null;
+        }
+    }
+
+    private static MetadataResponseData.MetadataResponseTopic topic(TopicMetadata t, ClusterImage image) {
+        MetadataResponseData.MetadataResponseTopic rt = new MetadataResponseData.MetadataResponseTopic()
+                .setName(t.name())
+                .setTopicId(t.id())
+                .setIsInternal(t.isInternal())
+                .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        int leader = image.controllerId();
+        for (int p = 0; p < t.partitionCount(); p++) {
+            rt.partitions().add(new MetadataResponseData.MetadataResponsePartition()
+                    .setPartitionIndex(p)
+                    .setLeaderId(leader)
+                    .setLeaderEpoch(0)
+                    .setReplicaNodes(List.of(leader))
+                    .setIsrNodes(List.of(leader))
+                    .setOfflineReplicas(Collections.emptyList()));
+        }
+        return rt;
+    }
+
+    DescribeClusterResponseData describeCluster(DescribeClusterRequestData request, short version) {
+        ClusterImage image = controller.image();
+        DescribeClusterResponseData response = new DescribeClusterResponseData()
+                .setClusterId(image.clusterId())
+                .setControllerId(image.controllerId())
+                .setEndpointType(request.endpointType())
+                .setClusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        if (version >= 1 && request.endpointType() != 1) {
+            return response.setErrorCode(Errors.UNSUPPORTED_ENDPOINT_TYPE.code())
+                    .setErrorMessage("Skein brokers describe the broker endpoints (type 1) only");
+        }
+        for (ClusterImage.BrokerInfo b : image.brokers()) {
+            response.brokers().add(new DescribeClusterResponseData.DescribeClusterBroker()
+                    .setBrokerId(b.id()).setHost(b.host()).setPort(b.port()).setRack(b.rack()).setIsFenced(false));
+        }
+        return response;
+    }
+
+    DescribeTopicPartitionsResponseData describeTopicPartitions(DescribeTopicPartitionsRequestData request) {
+        ClusterImage image = controller.image();
+        List<String> names = new ArrayList<>();
+        if (request.topics().isEmpty()) {
+            image.topics().forEach(t -> names.add(t.name()));
+        } else {
+            request.topics().forEach(t -> names.add(t.name()));
+            Collections.sort(names);
+        }
+        DescribeTopicPartitionsRequestData.Cursor cursor = request.cursor();
+        int budget = request.responsePartitionLimit();
+        DescribeTopicPartitionsResponseData response = new DescribeTopicPartitionsResponseData();
+        boolean started = cursor == null;
+        for (String name : names) {
+            if (!started) {
+                if (name.compareTo(cursor.topicName()) < 0) {
+                    continue;
+                }
+                started = true;
+            }
+            int first = cursor != null && name.equals(cursor.topicName()) ? cursor.partitionIndex() : 0;
+            if (budget <= 0) {
+                response.setNextCursor(new DescribeTopicPartitionsResponseData.Cursor()
+                        .setTopicName(name).setPartitionIndex(first));
+                return response;
+            }
+            TopicMetadata t = image.topic(name);
+            if (t == null) {
+                response.topics().add(new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic()
+                        .setName(name).setTopicId(Uuid.ZERO_UUID)
+                        .setErrorCode((Topic.isValid(name) ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.INVALID_TOPIC_EXCEPTION).code())
+                        .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED));
+                continue;
+            }
+            DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic rt =
+                    new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic()
+                            .setName(name).setTopicId(t.id()).setIsInternal(t.isInternal())
+                            .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+            int leader = image.controllerId();
+            for (int p = first; p < t.partitionCount(); p++) {
+                if (budget <= 0) {
+                    response.topics().add(rt);
+                    response.setNextCursor(new DescribeTopicPartitionsResponseData.Cursor()
+                            .setTopicName(name).setPartitionIndex(p));
+                    return response;
+                }
+                rt.partitions().add(new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition()
+                        .setPartitionIndex(p).setLeaderId(leader).setLeaderEpoch(0)
+                        .setReplicaNodes(List.of(leader)).setIsrNodes(List.of(leader))
+                        .setEligibleLeaderReplicas(List.of()).setLastKnownElr(List.of())
+                        .setOfflineReplicas(List.of()));
+                budget--;
+            }
+            response.topics().add(rt);
+        }
+        return response;
+    }
+}

@@ -1,0 +1,205 @@
+package dev.skein.broker.server;
+
+import dev.skein.broker.api.KafkaApis;
+import dev.skein.broker.api.SupportedApis;
+import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.controller.LocalController;
+import dev.skein.broker.coordinator.GroupConfig;
+import dev.skein.broker.coordinator.GroupCoordinator;
+import dev.skein.broker.http.HttpEndpoints;
+import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.Topics;
+import dev.skein.broker.network.RequestHandler;
+import dev.skein.broker.network.RequestMetrics;
+import dev.skein.broker.network.SocketServer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One Skein broker: wires the log dirs, controller, replica manager, group coordinator, request
+ * handlers and listeners together, and takes them down in reverse order. Construction does nothing;
+ * {@link #start} does the work, so tests and {@code Main} control the lifecycle.
+ *
+ * <p>The Kafka listener binds first (so port 0 works and the advertised port is known), but
+ * requests wait until start-up has finished; {@code /readyz} turns ready at the same moment.
+ */
+public final class SkeinBroker implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SkeinBroker.class);
+
+    private final BrokerConfig config;
+    private final Time time;
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final CompletableFuture<RequestHandler> handler = new CompletableFuture<>();
+    private volatile boolean ready;
+    private int port = -1;
+    private int httpPort = -1;
+    private String advertisedHost;
+    private ScheduledExecutorService scheduler;
+    private ReplicaManager replicaManager;
+
+    public SkeinBroker(BrokerConfig config, Time time) {
+        this.config = config;
+        this.time = time;
+    }
+
+    public static SkeinBroker start(BrokerConfig config) throws Exception {
+        SkeinBroker broker = new SkeinBroker(config, Time.SYSTEM);
+        try {
+            broker.start();
+        } catch (Exception e) {
+            broker.close();
+            throw e;
+        }
+        return broker;
+    }
+
+    public synchronized void start() throws Exception {
+        config.logIgnoredKeys();
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(registry);
+        new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(registry);
+        resources.add(registry::close);
+
+        LogDirs logDirs = LogDirs.formatAndLock(config.logDirs(), config.nodeId(), config.clusterId());
+        resources.add(logDirs);
+
+        ExecutorService requestPool = Executors.newFixedThreadPool(config.numIoThreads(), threads("skein-request-handler"));
+        resources.add(requestPool::shutdownNow);
+        BrokerConfig.Listener listener = config.brokerListener();
+        SocketServer socketServer = new SocketServer(listener.host(), listener.port(), config.socketRequestMaxBytes(),
+                config.numNetworkThreads(), (ctx, request) -> handler.thenCompose(h -> h.handle(ctx, request)),
+                requestPool, SupportedApis.response(), new RequestMetrics(registry, time, SupportedApis.apis()));
+        resources.add(socketServer);
+        port = socketServer.start();
+        BrokerConfig.Listener advertised = config.advertisedListener(port);
+        advertisedHost = advertised.host();
+
+        if (config.httpPort() >= 0) {
+            HttpEndpoints http = new HttpEndpoints(listener.host(), config.httpPort(), registry, () -> ready);
+            resources.add(http);
+            httpPort = http.port();
+        }
+
+        scheduler = Executors.newScheduledThreadPool(2, threads("skein-scheduler"));
+        resources.add(scheduler::shutdownNow);
+        ExecutorService purgatory = Executors.newFixedThreadPool(2, threads("skein-fetch-purgatory"));
+        resources.add(purgatory::shutdownNow);
+
+        ClusterImage.BrokerInfo self = new ClusterImage.BrokerInfo(config.nodeId(), advertised.host(), advertised.port(), config.rack());
+        LocalController controller = new LocalController(config.logDirs().getFirst().resolve("skein-metadata"),
+                logDirs.clusterId(), self);
+        resources.add(controller);
+
+        LogManager logManager = new LogManager(config.logDirs(), time);
+        resources.add(logManager);
+        logManager.scan();
+        replicaManager = new ReplicaManager(logManager, config.topicConfigDefaults(), time, scheduler, purgatory, registry);
+        resources.add(replicaManager);
+        replicaManager.applyImage(controller.image());
+        controller.addListener(replicaManager::applyImage);
+
+        if (controller.image().topic(Topics.GROUP_METADATA_TOPIC) == null) {
+            controller.createTopic(Topics.GROUP_METADATA_TOPIC, config.offsetsTopicNumPartitions(), (short) 1,
+                    Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(config.offsetsTopicSegmentBytes())),
+                    false);
+        }
+        int offsetPartitions = controller.image().topic(Topics.GROUP_METADATA_TOPIC).partitionCount();
+        GroupCoordinator coordinator = new GroupCoordinator(new GroupConfig(config.groupMinSessionTimeoutMs(),
+                config.groupMaxSessionTimeoutMs(), config.groupInitialRebalanceDelayMs(), config.groupMaxSize(),
+                config.offsetsRetentionMs(), config.offsetsRetentionCheckIntervalMs()),
+                new LogOffsetStore(replicaManager, offsetPartitions, time), time);
+        coordinator.setPartitionExists((topic, partition) -> {
+            var t = controller.image().topic(topic);
+            return t != null && partition >= 0 && partition < t.partitionCount();
+        });
+        resources.add(coordinator);
+        coordinator.start();
+
+        scheduleBackgroundWork(logManager);
+
+        handler.complete(new KafkaApis(config, controller, replicaManager, coordinator));
+        ready = true;
+        log.info("Skein broker {} started: cluster {}, listening on {}:{} (advertised {}), HTTP port {}",
+                config.nodeId(), logDirs.clusterId(), listener.host(), port, advertised, httpPort);
+    }
+
+    private void scheduleBackgroundWork(LogManager logManager) {
+        long retentionMs = config.logRetentionCheckIntervalMs();
+        scheduler.scheduleWithFixedDelay(logManager::runRetention, retentionMs, retentionMs, TimeUnit.MILLISECONDS);
+        long flushMs = Math.min(config.logFlushSchedulerIntervalMs(), 1000L);
+        scheduler.scheduleWithFixedDelay(logManager::runFlush, flushMs, flushMs, TimeUnit.MILLISECONDS);
+        if (config.logCleanerEnable()) {
+            long backoff = Math.max(10L, config.logCleanerBackoffMs());
+            scheduler.scheduleWithFixedDelay(() -> {
+                // clean while there is work, then back off
+                for (int i = 0; i < 100 && logManager.runCleaner(); i++) {
+                    if (Thread.currentThread().isInterrupted()) {
+                        return;
+                    }
+                }
+            }, backoff, backoff, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory threads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public int httpPort() {
+        return httpPort;
+    }
+
+    public String bootstrapServers() {
+        return advertisedHost + ":" + port;
+    }
+
+    public boolean isReady() {
+        return ready;
+    }
+
+    public BrokerConfig config() {
+        return config;
+    }
+
+    /** Stops in reverse start order; safe to call more than once and after a failed start. */
+    @Override
+    public synchronized void close() {
+        ready = false;
+        if (!handler.isDone()) {
+            handler.completeExceptionally(new IllegalStateException("broker is shutting down"));
+        }
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                log.warn("Error during shutdown: {}", e.toString());
+            }
+        }
+        resources.clear();
+        log.info("Skein broker {} stopped", config.nodeId());
+    }
+
+}
