@@ -76,4 +76,22 @@ public record LogConfig(
                 cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
                 flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
     }
+
+    public LogConfig withIndexIntervalBytes(int v) {
+        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, v, retentionMs, retentionBytes,
+                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
+                flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
+    }
+
+    public LogConfig withLogAppendTime(boolean v) {
+        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
+                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
+                flushMessages, flushMs, maxMessageBytes, v, fileDeleteDelayMs);
+    }
+
+    public LogConfig withCompaction(long minCompactionLagMs, double minCleanableDirtyRatio) {
+        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
+                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
+                flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
+    }
 }

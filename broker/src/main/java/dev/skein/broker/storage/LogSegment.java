@@ -1,0 +1,420 @@
+package dev.skein.broker.storage;
+
+import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.record.FileLogInputStream.FileChannelRecordBatch;
+import org.apache.kafka.common.record.FileRecords;
+import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.Records;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Optional;
+
+/**
+ * One segment of a partition log: {@code <base>.log} holding record batches exactly as stored, plus its
+ * derived {@code .index} and {@code .timeindex}. Appends are made by the owning {@link PartitionLog} under its
+ * lock; reads may run concurrently and only see bytes covered by {@link FileRecords#sizeInBytes()}, which
+ * grows after a write completes.
+ */
+final class LogSegment implements Closeable {
+    static final String LOG_SUFFIX = ".log";
+    static final String INDEX_SUFFIX = ".index";
+    static final String TIME_INDEX_SUFFIX = ".timeindex";
+
+    private final Path dir;
+    private final long baseOffset;
+    private final int indexIntervalBytes;
+    private final FileRecords log;
+    private final OffsetIndex offsetIndex;
+    private final TimeIndex timeIndex;
+    private int bytesSinceLastIndexEntry;
+    private volatile long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+    private volatile long offsetOfMaxTimestamp = -1;
+    private volatile long lastOffset = -1;
+    private long rollStartMs;
+
+    private LogSegment(Path dir, long baseOffset, LogConfig config, FileRecords log, long nowMs) throws IOException {
+        this.dir = dir;
+        this.baseOffset = baseOffset;
+        this.indexIntervalBytes = config.indexIntervalBytes();
+        this.log = log;
+        this.offsetIndex = new OffsetIndex(file(dir, baseOffset, INDEX_SUFFIX), baseOffset, config.segmentIndexBytes());
+        this.timeIndex = new TimeIndex(file(dir, baseOffset, TIME_INDEX_SUFFIX), baseOffset, config.segmentIndexBytes());
+        this.rollStartMs = nowMs;
+    }
+
+    static String fileName(long offset, String suffix) {
+        return String.format("%020d", offset) + suffix;
+    }
+
+    static Path file(Path dir, long offset, String suffix) {
+        return dir.resolve(fileName(offset, suffix));
+    }
+
+    /** Creates a fresh, empty segment, replacing any files left with the same base offset. */
+    static LogSegment create(Path dir, long baseOffset, LogConfig config, long nowMs) throws IOException {
+        for (String suffix : new String[]{LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX}) {
+            Files.deleteIfExists(file(dir, baseOffset, suffix));
+        }
+        FileRecords records = FileRecords.open(file(dir, baseOffset, LOG_SUFFIX).toFile());
+        return new LogSegment(dir, baseOffset, config, records, nowMs);
+    }
+
+    /**
+     * Opens an existing segment. With {@code recover}, every batch is validated (CRC, offsets) and the file
+     * truncated at the first invalid or torn batch; the indexes are rebuilt. Without it, the indexes are loaded
+     * and rebuilt only when missing or inconsistent. Returns the segment; {@link #truncatedBytes} tells whether
+     * recovery cut anything.
+     */
+    static LogSegment open(Path dir, long baseOffset, LogConfig config, long nowMs, boolean recover) throws IOException {
+        boolean indexesPresent = Files.exists(file(dir, baseOffset, INDEX_SUFFIX))
+                && Files.exists(file(dir, baseOffset, TIME_INDEX_SUFFIX));
+        FileRecords records = FileRecords.open(file(dir, baseOffset, LOG_SUFFIX).toFile(), true, true, 0, false);
+        LogSegment segment = new LogSegment(dir, baseOffset, config, records, nowMs);
+        if (recover || !indexesPresent || !segment.offsetIndex.load() || !segment.timeIndex.load()) {
+            segment.truncatedBytes = segment.rebuild(true);
+        } else {
+            segment.loadTail();
+        }
+        return segment;
+    }
+
+    int truncatedBytes;
+
+    long baseOffset() {
+        return baseOffset;
+    }
+
+    FileRecords records() {
+        return log;
+    }
+
+    int size() {
+        return log.sizeInBytes();
+    }
+
+    boolean isEmpty() {
+        return log.sizeInBytes() == 0;
+    }
+
+    /** The offset after the last batch in this segment (the base offset when empty). */
+    long nextOffset() {
+        long last = lastOffset;
+        return last < 0 ? baseOffset : last + 1;
+    }
+
+    long maxTimestamp() {
+        return maxTimestamp;
+    }
+
+    long offsetOfMaxTimestamp() {
+        return offsetOfMaxTimestamp;
+    }
+
+    long rollStartMs() {
+        return rollStartMs;
+    }
+
+    boolean indexFull() {
+        return offsetIndex.isFull() || timeIndex.isFull();
+    }
+
+    /** Whether an append ending at {@code lastOffset} still fits relative offsets of this segment. */
+    boolean canHoldOffset(long offset) {
+        return offset - baseOffset <= Integer.MAX_VALUE && offset >= baseOffset;
+    }
+
+    /**
+     * Appends batches whose offsets are already assigned. On an I/O error the file and indexes are cut
+     * back to their state before the call and the exception rethrown.
+     */
+    void append(MemoryRecords records, long nowMs) throws IOException {
+        int startSize = log.sizeInBytes();
+        if (startSize == 0) {
+            rollStartMs = nowMs;
+        }
+        long prevMaxTs = maxTimestamp;
+        long prevMaxTsOffset = offsetOfMaxTimestamp;
+        long prevLast = lastOffset;
+        int prevBytesSince = bytesSinceLastIndexEntry;
+        int prevOffsetEntries = offsetIndex.entries();
+        int prevTimeEntries = timeIndex.entries();
+        try {
+            int position = startSize;
+            for (RecordBatch batch : records.batches()) {
+                indexBatch(batch, position);
+                position += batch.sizeInBytes();
+            }
+            int written = log.append(records);
+            if (written != records.sizeInBytes()) {
+                throw new IOException("short write to " + log.file());
+            }
+        } catch (IOException | RuntimeException e) {
+            try {
+                log.channel().truncate(startSize);
+                log.truncateTo(startSize);
+                log.channel().position(startSize);
+                offsetIndex.truncateToEntries(prevOffsetEntries);
+                timeIndex.truncateToEntries(prevTimeEntries);
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            maxTimestamp = prevMaxTs;
+            offsetOfMaxTimestamp = prevMaxTsOffset;
+            lastOffset = prevLast;
+            bytesSinceLastIndexEntry = prevBytesSince;
+            throw e;
+        }
+    }
+
+    private void indexBatch(RecordBatch batch, int position) throws IOException {
+        if (batch.maxTimestamp() > maxTimestamp) {
+            maxTimestamp = batch.maxTimestamp();
+            offsetOfMaxTimestamp = batch.lastOffset();
+        }
+        if (bytesSinceLastIndexEntry > indexIntervalBytes) {
+            offsetIndex.append(batch.lastOffset(), position);
+            timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, false);
+            bytesSinceLastIndexEntry = 0;
+        }
+        bytesSinceLastIndexEntry += batch.sizeInBytes();
+        lastOffset = batch.lastOffset();
+    }
+
+    /**
+     * Scans the whole file, rebuilding both indexes; with {@code validate}, stops at the first batch that is
+     * torn, fails its CRC, is not magic v2 or has non-increasing offsets, and truncates the file there.
+     * Returns the number of bytes truncated.
+     */
+    int rebuild(boolean validate) throws IOException {
+        offsetIndex.reset();
+        timeIndex.reset();
+        maxTimestamp = RecordBatch.NO_TIMESTAMP;
+        offsetOfMaxTimestamp = -1;
+        lastOffset = -1;
+        bytesSinceLastIndexEntry = 0;
+        int validBytes = 0;
+        long expectedMin = baseOffset;
+        try {
+            for (FileChannelRecordBatch batch : log.batches()) {
+                if (validate) {
+                    if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+                        break;
+                    }
+                    batch.ensureValid();
+                    if (batch.baseOffset() < expectedMin || batch.lastOffset() < batch.baseOffset()
+                            || !canHoldOffset(batch.lastOffset())) {
+                        break;
+                    }
+                }
+                indexBatch(batch, validBytes);
+                validBytes += batch.sizeInBytes();
+                expectedMin = batch.lastOffset() + 1;
+            }
+        } catch (CorruptRecordException e) {
+            if (!validate) {
+                throw e;
+            }
+        }
+        int truncated = log.sizeInBytes() - validBytes;
+        if (truncated > 0) {
+            log.truncateTo(validBytes);
+        }
+        long physical = log.channel().size();
+        if (physical > validBytes) {
+            log.channel().truncate(validBytes);
+            truncated = Math.max(truncated, (int) (physical - validBytes));
+        }
+        log.channel().position(validBytes);
+        return truncated;
+    }
+
+    /** After loading indexes of a cleanly closed segment: recomputes the tail state from the last index entry. */
+    private void loadTail() throws IOException {
+        OffsetIndex.Entry last = offsetIndex.lastEntry();
+        maxTimestamp = timeIndex.lastTimestamp();
+        offsetOfMaxTimestamp = timeIndex.lastOffset();
+        int position = last.position();
+        if (position > log.sizeInBytes()) {
+            rebuild(true);
+            return;
+        }
+        bytesSinceLastIndexEntry = 0;
+        for (FileChannelRecordBatch batch : log.slice(position, log.sizeInBytes() - position).batches()) {
+            if (batch.maxTimestamp() > maxTimestamp) {
+                maxTimestamp = batch.maxTimestamp();
+                offsetOfMaxTimestamp = batch.lastOffset();
+            }
+            lastOffset = batch.lastOffset();
+            bytesSinceLastIndexEntry += batch.sizeInBytes();
+        }
+    }
+
+    /** Position and size of the first batch with lastOffset >= target within {@code limit} bytes, or null. */
+    private FileRecords.LogOffsetPosition find(long target, int limit) {
+        int start = offsetIndex.lookup(target).position();
+        if (start > limit) {
+            start = 0;
+        }
+        for (FileChannelRecordBatch batch : log.slice(start, limit - start).batches()) {
+            if (batch.lastOffset() >= target) {
+                return new FileRecords.LogOffsetPosition(batch.baseOffset(), batch.position(), batch.sizeInBytes());
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whole batches starting with the one containing {@code startOffset} (or the first after it), at most
+     * {@code maxBytes} (unless {@code minOneMessage} and the first batch alone is larger), excluding any batch
+     * whose last offset is {@code >= maxOffsetExclusive}. Returns null if this segment holds no batch with
+     * last offset {@code >= startOffset}.
+     */
+    Records read(long startOffset, int maxBytes, long maxOffsetExclusive, boolean minOneMessage) {
+        int limit = log.sizeInBytes();
+        FileRecords.LogOffsetPosition first = find(startOffset, limit);
+        if (first == null) {
+            return null;
+        }
+        int total = 0;
+        for (FileChannelRecordBatch batch : log.slice(first.position, limit - first.position).batches()) {
+            if (batch.lastOffset() >= maxOffsetExclusive) {
+                break;
+            }
+            int size = batch.sizeInBytes();
+            if ((long) total + size > maxBytes && !(total == 0 && minOneMessage)) {
+                break;
+            }
+            total += size;
+            if (total >= maxBytes) {
+                break;
+            }
+        }
+        return log.slice(first.position, total);
+    }
+
+    /** First record with timestamp >= target at or after {@code startOffset}, or empty. */
+    Optional<TimestampAndOffset> findOffsetByTimestamp(long target, long startOffset) {
+        long fromOffset = Math.max(startOffset, timeIndex.lastOffsetBefore(target));
+        int limit = log.sizeInBytes();
+        int position = Math.min(offsetIndex.lookup(fromOffset).position(), limit);
+        for (FileChannelRecordBatch batch : log.slice(position, limit - position).batches()) {
+            if (batch.lastOffset() < startOffset || batch.maxTimestamp() < target) {
+                continue;
+            }
+            for (Record record : batch) {
+                if (record.offset() >= startOffset && record.timestamp() >= target) {
+                    return Optional.of(new TimestampAndOffset(record.timestamp(), record.offset(), epochOf(batch)));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The record holding this segment's largest timestamp. */
+    Optional<TimestampAndOffset> maxTimestampRecord() {
+        long target = maxTimestamp;
+        if (target == RecordBatch.NO_TIMESTAMP) {
+            return Optional.empty();
+        }
+        return findOffsetByTimestamp(target, baseOffset);
+    }
+
+    static Optional<Integer> epochOf(RecordBatch batch) {
+        int epoch = batch.partitionLeaderEpoch();
+        return epoch == RecordBatch.NO_PARTITION_LEADER_EPOCH ? Optional.empty() : Optional.of(epoch);
+    }
+
+    /** Removes every batch whose last offset is {@code >= offset}; returns bytes removed. */
+    int truncateTo(long offset) throws IOException {
+        FileRecords.LogOffsetPosition at = find(offset, log.sizeInBytes());
+        if (at == null) {
+            return 0;
+        }
+        int removed = log.sizeInBytes() - at.position;
+        log.truncateTo(at.position);
+        log.channel().position(at.position);
+        rebuild(false);
+        if (isEmpty()) {
+            rollStartMs = Long.MAX_VALUE;
+        }
+        return removed;
+    }
+
+    /** Called when this segment stops being the active one: records the final time index entry. */
+    void onBecomeInactive() throws IOException {
+        timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
+        log.trim();
+    }
+
+    void flush() throws IOException {
+        log.flush();
+        offsetIndex.flush();
+        timeIndex.flush();
+    }
+
+    /** Renames the three files by appending {@code suffix} (e.g. ".deleted"); channels stay open for readers. */
+    void renameAll(String suffix) throws IOException {
+        for (String s : new String[]{LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX}) {
+            Path p = file(dir, baseOffset, s);
+            if (Files.exists(p)) {
+                Files.move(p, p.resolveSibling(p.getFileName() + suffix), StandardCopyOption.ATOMIC_MOVE);
+            }
+        }
+    }
+
+    /** Closes the channels and deletes the files, whichever of the plain or suffixed names exists. */
+    void closeAndDelete(String suffix) throws IOException {
+        closeQuietly();
+        for (String s : new String[]{LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX}) {
+            Path p = file(dir, baseOffset, s);
+            Files.deleteIfExists(p);
+            if (suffix != null) {
+                Files.deleteIfExists(p.resolveSibling(p.getFileName() + suffix));
+            }
+        }
+    }
+
+    void closeQuietly() {
+        try {
+            log.closeHandlers();
+        } catch (IOException ignored) {
+            // closing a channel we are discarding
+        }
+        try {
+            offsetIndex.close();
+        } catch (IOException ignored) {
+            // derived data
+        }
+        try {
+            timeIndex.close();
+        } catch (IOException ignored) {
+            // derived data
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        onBecomeInactiveQuietly();
+        log.close();
+        offsetIndex.close();
+        timeIndex.close();
+    }
+
+    private void onBecomeInactiveQuietly() throws IOException {
+        if (log.channel().isOpen()) {
+            timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LogSegment(base=" + baseOffset + ", size=" + log.sizeInBytes() + ")";
+    }
+}
