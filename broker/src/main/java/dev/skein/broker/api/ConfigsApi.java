@@ -161,8 +161,8 @@ final class ConfigsApi {
     }
 
     /** The configs returned by CreateTopics v5+ for a new topic. */
-    CreateTopicsResponseData.CreatableTopicConfigsCollection createTopicConfigs(TopicMetadata t) {
-        CreateTopicsResponseData.CreatableTopicConfigsCollection out = new CreateTopicsResponseData.CreatableTopicConfigsCollection();
+    List<CreateTopicsResponseData.CreatableTopicConfigs> createTopicConfigs(TopicMetadata t) {
+        List<CreateTopicsResponseData.CreatableTopicConfigs> out = new ArrayList<>();
         Map<String, Object> effective = TopicConfigs.effective(config.topicConfigDefaults(), t.configs());
         for (ConfigDef.ConfigKey key : TopicConfigs.DEF.configKeys().values()) {
             String brokerKey = BROKER_SYNONYM.get(key.name);

@@ -43,6 +43,7 @@ public final class LogManager implements AutoCloseable {
     private final Time time;
     private final Map<TopicPartition, PartitionLog> logs = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Path> found = new HashMap<>();
+    private final Map<TopicPartition, Path> dirs = new ConcurrentHashMap<>();
     private final LogCleaner cleaner;
 
     public LogManager(List<Path> logDirs, Time time) {
@@ -95,6 +96,7 @@ public final class LogManager implements AutoCloseable {
             PartitionLog opened = PartitionLog.open(dir, tp, config, time);
             writeTopicId(dir, topicId);
             logs.put(tp, opened);
+            dirs.put(tp, dir);
             return opened;
         }
     }
@@ -106,6 +108,7 @@ public final class LogManager implements AutoCloseable {
     /** Deletes a partition's log, whether open or only found on disk. */
     public synchronized void delete(TopicPartition tp) throws IOException {
         PartitionLog l = logs.remove(tp);
+        dirs.remove(tp);
         if (l != null) {
             l.delete();
             return;
@@ -122,9 +125,9 @@ public final class LogManager implements AutoCloseable {
         }
         Map<Path, Integer> counts = new HashMap<>();
         logDirs.forEach(d -> counts.put(d, 0));
-        for (PartitionLog l : logs.values()) {
+        for (Path dir : dirs.values()) {
             for (Path d : logDirs) {
-                if (l.dir().startsWith(d)) {
+                if (dir.startsWith(d)) {
                     counts.merge(d, 1, Integer::sum);
                 }
             }

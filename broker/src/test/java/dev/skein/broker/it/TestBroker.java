@@ -1,0 +1,158 @@
+package dev.skein.broker.it;
+
+import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.server.SkeinBroker;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Stream;
+
+/**
+ * A real Skein broker in this JVM on a loopback port chosen by the OS, with its own log dir, and
+ * factories for real Kafka clients pointed at it. Restartable on the same dir.
+ */
+public final class TestBroker implements AutoCloseable {
+    private final Path dataDir;
+    private final boolean ownsDir;
+    private final Map<String, String> overrides;
+    private SkeinBroker broker;
+    private int port;
+
+    private TestBroker(Path dataDir, boolean ownsDir, Map<String, String> overrides) {
+        this.dataDir = dataDir;
+        this.ownsDir = ownsDir;
+        this.overrides = overrides;
+    }
+
+    public static TestBroker start(Map<String, String> overrides) throws Exception {
+        Path dir = Files.createTempDirectory("skein-it-");
+        TestBroker b = new TestBroker(dir, true, new HashMap<>(overrides));
+        b.startBroker(0);
+        return b;
+    }
+
+    public static TestBroker start() throws Exception {
+        return start(Map.of());
+    }
+
+    /** The properties a broker of these tests starts with: Kafka's KRaft combined-mode file, with short timings. */
+    public static Map<String, String> baseProperties(Path dataDir, int port) {
+        Map<String, String> p = new HashMap<>();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", "1");
+        p.put("controller.quorum.voters", "1@127.0.0.1:0");
+        p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:0");
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("inter.broker.listener.name", "PLAINTEXT");
+        p.put("log.dirs", dataDir.resolve("logs").toString());
+        p.put("offsets.topic.num.partitions", "5");
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("group.initial.rebalance.delay.ms", "0");
+        p.put("skein.http.port", "0");
+        p.put("num.io.threads", "4");
+        p.put("num.network.threads", "2");
+        return p;
+    }
+
+    private void startBroker(int listenPort) throws Exception {
+        Map<String, String> p = baseProperties(dataDir, listenPort);
+        p.putAll(overrides);
+        broker = SkeinBroker.start(new BrokerConfig(p));
+        port = broker.port();
+    }
+
+    /** Stops the broker cleanly and starts it again on the same dir and port. */
+    public void restart() throws Exception {
+        broker.close();
+        startBroker(port);
+    }
+
+    public void stop() {
+        if (broker != null) {
+            broker.close();
+            broker = null;
+        }
+    }
+
+    public String bootstrap() {
+        return "127.0.0.1:" + port;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public int httpPort() {
+        return broker.httpPort();
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    public Admin admin() {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
+        return Admin.create(p);
+    }
+
+    public KafkaProducer<String, String> producer(Map<String, Object> extra) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 15_000);
+        p.putAll(extra);
+        return new KafkaProducer<>(p);
+    }
+
+    public KafkaConsumer<String, String> consumer(String groupId, Map<String, Object> extra) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        if (groupId != null) {
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+        }
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.putAll(extra);
+        return new KafkaConsumer<>(p);
+    }
+
+    @Override
+    public void close() throws IOException {
+        stop();
+        if (ownsDir) {
+            deleteRecursively(dataDir);
+        }
+    }
+
+    public static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}
