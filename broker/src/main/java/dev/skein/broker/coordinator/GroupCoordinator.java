@@ -1,0 +1,260 @@
+package dev.skein.broker.coordinator;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
+import java.util.function.Function;
+import java.util.function.LongFunction;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.DeleteGroupsRequestData;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.DescribeGroupsRequestData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.message.HeartbeatRequestData;
+import org.apache.kafka.common.message.HeartbeatResponseData;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.LeaveGroupRequestData;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
+import org.apache.kafka.common.message.ListGroupsRequestData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetDeleteRequestData;
+import org.apache.kafka.common.message.OffsetDeleteResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Kafka's classic consumer-group coordinator (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+ * OffsetCommit/Fetch/Delete, List/Describe/DeleteGroups) over an {@link OffsetStore}.
+ *
+ * <p>One thread owns all group state: public methods only enqueue an event and return a future,
+ * which completes with the response to send (never exceptionally). The thread runs events, then
+ * {@link CoordinatorState#poll} for timers (session, rebalance, initial delay, offset expiry) and
+ * waits on the queue until the next deadline. Before {@link #start} has loaded the store every API
+ * answers COORDINATOR_LOAD_IN_PROGRESS (Heartbeat: NONE, as Kafka); after {@link #close},
+ * NOT_COORDINATOR.
+ */
+public final class GroupCoordinator implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(GroupCoordinator.class);
+
+    private enum Status { NEW, ACTIVE, CLOSED }
+
+    private final OffsetStore store;
+    private final Time time;
+    private final LinkedBlockingQueue<Runnable> events = new LinkedBlockingQueue<>();
+    private final CoordinatorState state;
+    private volatile Status status = Status.NEW;
+    private Thread thread;
+
+    public GroupCoordinator(GroupConfig config, OffsetStore store, Time time) {
+        this.store = store;
+        this.time = time;
+        this.state = new CoordinatorState(config, store, time, this::enqueue);
+    }
+
+    /**
+     * Sets the broker's check that a topic partition exists (OffsetCommit answers
+     * UNKNOWN_TOPIC_OR_PARTITION otherwise). Call before {@link #start}.
+     */
+    public void setPartitionExists(BiPredicate<String, Integer> partitionExists) {
+        state.setPartitionExists(partitionExists);
+    }
+
+    /** Sets topic id lookups for OffsetCommit/OffsetFetch v10 (null name = unknown id). Call before {@link #start}. */
+    public void setTopicIds(Function<Uuid, String> nameForId, Function<String, Uuid> idForName) {
+        state.setTopicIds(nameForId, idForName);
+    }
+
+    /** Loads committed offsets and groups from the store, then starts the coordinator thread. */
+    public synchronized void start() {
+        if (status != Status.NEW) {
+            throw new IllegalStateException("GroupCoordinator already " + status);
+        }
+        long loadStart = time.milliseconds();
+        int[] count = {0};
+        store.load(record -> {
+            state.replay(record, time.milliseconds());
+            count[0]++;
+        });
+        state.onLoaded(time.milliseconds());
+        log.info("Group coordinator loaded {} records in {} ms", count[0], time.milliseconds() - loadStart);
+        thread = new Thread(this::run, "group-coordinator");
+        thread.setDaemon(true);
+        status = Status.ACTIVE;
+        thread.start();
+    }
+
+    /** Stops the thread; parked JoinGroup/SyncGroup requests and queued events answer NOT_COORDINATOR. */
+    @Override
+    public synchronized void close() {
+        if (status == Status.CLOSED) {
+            return;
+        }
+        Status was = status;
+        status = Status.CLOSED;
+        if (was == Status.ACTIVE) {
+            events.add(() -> { });
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            state.shutdown();
+        }
+        List<Runnable> leftover = new ArrayList<>();
+        events.drainTo(leftover);
+        leftover.forEach(GroupCoordinator::runSafely);
+    }
+
+    private void enqueue(Runnable event) {
+        events.add(event);
+    }
+
+    private void run() {
+        long waitMs = 0;
+        while (status == Status.ACTIVE) {
+            try {
+                Runnable event = events.poll(Math.max(0, Math.min(waitMs, Integer.MAX_VALUE)), TimeUnit.MILLISECONDS);
+                while (event != null && status == Status.ACTIVE) {
+                    runSafely(event);
+                    event = events.poll();
+                }
+                if (status != Status.ACTIVE) {
+                    if (event != null) {
+                        events.add(event);
+                    }
+                    break;
+                }
+                waitMs = state.poll(time.milliseconds());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (RuntimeException e) {
+                log.error("Unexpected error in group coordinator loop", e);
+                waitMs = 0;
+            }
+        }
+    }
+
+    private static void runSafely(Runnable event) {
+        try {
+            event.run();
+        } catch (RuntimeException e) {
+            log.error("Unexpected error in group coordinator event", e);
+        }
+    }
+
+    /**
+     * Runs an operation on the coordinator thread; the result future completes with its response, or
+     * with {@code onError}'s answer if the coordinator is not active or the operation failed.
+     */
+    private <T> CompletableFuture<T> submit(LongFunction<CompletableFuture<T>> op, Function<Errors, T> onError,
+                                            Errors whileLoading) {
+        Status s = status;
+        if (s == Status.NEW) {
+            return CompletableFuture.completedFuture(onError.apply(whileLoading));
+        }
+        if (s == Status.CLOSED) {
+            return CompletableFuture.completedFuture(onError.apply(Errors.NOT_COORDINATOR));
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        events.add(() -> {
+            if (status != Status.ACTIVE) {
+                result.complete(onError.apply(Errors.NOT_COORDINATOR));
+                return;
+            }
+            try {
+                op.apply(time.milliseconds()).whenComplete((r, e) -> {
+                    if (e != null) {
+                        log.error("Group coordinator operation failed", e);
+                        result.complete(onError.apply(Errors.UNKNOWN_SERVER_ERROR));
+                    } else {
+                        result.complete(r);
+                    }
+                });
+            } catch (RuntimeException e) {
+                log.error("Group coordinator operation failed", e);
+                result.complete(onError.apply(Errors.UNKNOWN_SERVER_ERROR));
+            }
+        });
+        return result;
+    }
+
+    private <T> CompletableFuture<T> submit(LongFunction<CompletableFuture<T>> op, Function<Errors, T> onError) {
+        return submit(op, onError, Errors.COORDINATOR_LOAD_IN_PROGRESS);
+    }
+
+    public CompletableFuture<JoinGroupResponseData> joinGroup(JoinGroupRequestData req, short version, String clientId, String clientHost) {
+        return submit(now -> state.joinGroup(req, version, clientId, clientHost, now), e -> shapeJoinError(req, version, e));
+    }
+
+    private static JoinGroupResponseData shapeJoinError(JoinGroupRequestData req, short version, Errors e) {
+        JoinGroupResponseData r = ErrorResponses.join(req, e);
+        if (version >= 7) {
+            r.setProtocolName(null);
+        }
+        return r;
+    }
+
+    public CompletableFuture<SyncGroupResponseData> syncGroup(SyncGroupRequestData req, short version) {
+        return submit(now -> state.syncGroup(req, version, now), ErrorResponses::sync);
+    }
+
+    public CompletableFuture<HeartbeatResponseData> heartbeat(HeartbeatRequestData req, short version) {
+        return submit(now -> CompletableFuture.completedFuture(state.heartbeat(req, version, now)),
+                ErrorResponses::heartbeat, Errors.NONE);
+    }
+
+    public CompletableFuture<LeaveGroupResponseData> leaveGroup(LeaveGroupRequestData req, short version) {
+        return submit(now -> CompletableFuture.completedFuture(state.leaveGroup(req, version, now)), ErrorResponses::leave);
+    }
+
+    public CompletableFuture<OffsetCommitResponseData> commitOffsets(OffsetCommitRequestData req, short version) {
+        return submit(now -> state.commitOffsets(req, version, now), e -> ErrorResponses.commit(req, version, e));
+    }
+
+    /** v8+ answers in the groups array; v1-7 for the single group. */
+    public CompletableFuture<OffsetFetchResponseData> fetchOffsets(OffsetFetchRequestData req, short version) {
+        return submit(now -> CompletableFuture.completedFuture(state.fetchOffsets(req, version)),
+                e -> ErrorResponses.fetch(req, version, e));
+    }
+
+    public CompletableFuture<ListGroupsResponseData> listGroups(ListGroupsRequestData req, short version) {
+        return submit(now -> CompletableFuture.completedFuture(state.listGroups(req, version)), ErrorResponses::listGroups);
+    }
+
+    public CompletableFuture<DescribeGroupsResponseData> describeGroups(DescribeGroupsRequestData req, short version) {
+        return submit(now -> CompletableFuture.completedFuture(state.describeGroups(req, version)),
+                e -> ErrorResponses.describeGroups(req, e));
+    }
+
+    public CompletableFuture<DeleteGroupsResponseData> deleteGroups(DeleteGroupsRequestData req, short version) {
+        return submit(now -> state.deleteGroups(req, version, now), e -> ErrorResponses.deleteGroups(req, e));
+    }
+
+    public CompletableFuture<OffsetDeleteResponseData> deleteOffsets(OffsetDeleteRequestData req, short version) {
+        return submit(now -> state.deleteOffsets(req, version, now), ErrorResponses::deleteOffsets);
+    }
+
+    /** Called on topic deletion: drops committed offsets of these topics (with tombstones). */
+    public void onTopicsDeleted(Collection<String> topics) {
+        List<String> copy = List.copyOf(topics);
+        submit(now -> {
+            state.onTopicsDeleted(copy);
+            return CompletableFuture.completedFuture(null);
+        }, e -> null);
+    }
+}
