@@ -98,13 +98,7 @@ public final class LocalController implements Controller {
     }
 
     private void persist(Map<String, TopicMetadata> newTopics, long newProducerIdBlockEnd) {
-        Properties p = new Properties() {
-            // stable order in the file, for people reading it
-            @Override
-            public synchronized java.util.Set<Map.Entry<Object, Object>> entrySet() {
-                return java.util.Collections.synchronizedSet(new java.util.TreeMap<>(this).entrySet());
-            }
-        };
+        Properties p = new Properties();
         p.setProperty("cluster.id", clusterId);
         p.setProperty("producer.id.block.end", Long.toString(newProducerIdBlockEnd));
         for (TopicMetadata t : newTopics.values()) {

@@ -87,7 +87,7 @@ class ProduceConsumeIT {
     void headersTimestampsAndNullValuesSurviveTheRoundTrip() throws Exception {
         String topic = "headers";
         try (KafkaProducer<String, String> producer = broker.producer(Map.of())) {
-            ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, 1_700_000_000_000L, "k", null);
+            ProducerRecord<String, String> r = new ProducerRecord<>(topic, 0, 1_700_000_000_000L, "k", (String) null);
             r.headers().add(new RecordHeader("h1", "v1".getBytes(StandardCharsets.UTF_8)));
             producer.send(r).get();
         }
