@@ -57,7 +57,7 @@ final class OffsetsApi {
         }
     }
 
-    ListOffsetsResponseData listOffsets(ListOffsetsRequestData request, ClusterImage image) {
+    ListOffsetsResponseData listOffsets(ListOffsetsRequestData request, short version, ClusterImage image) {
         ListOffsetsResponseData response = new ListOffsetsResponseData();
         for (ListOffsetsRequestData.ListOffsetsTopic t : request.topics()) {
             ListOffsetsResponseData.ListOffsetsTopicResponse tr = new ListOffsetsResponseData.ListOffsetsTopicResponse().setName(t.name());
@@ -87,6 +87,9 @@ final class OffsetsApi {
                 } catch (IOException e) {
                     log.error("ListOffsets on {}-{} failed: {}", t.name(), lp.partitionIndex(), e.toString());
                     pr.setErrorCode(Errors.KAFKA_STORAGE_ERROR.code());
+                }
+                if (version < 4) {
+                    pr.setLeaderEpoch(-1); // the field exists from v4
                 }
                 tr.partitions().add(pr);
             }

@@ -1,6 +1,7 @@
 package dev.skein.broker.server;
 
 import dev.skein.broker.storage.CleanResult;
+import dev.skein.broker.storage.LogCleaner;
 import dev.skein.broker.storage.LogConfig;
 import dev.skein.broker.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
@@ -43,10 +44,12 @@ public final class LogManager implements AutoCloseable {
     private final Map<TopicPartition, PartitionLog> logs = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Path> found = new HashMap<>();
     private final Map<TopicPartition, Path> dirs = new ConcurrentHashMap<>();
+    private final LogCleaner cleaner;
 
     public LogManager(List<Path> logDirs, Time time) {
         this.logDirs = List.copyOf(logDirs);
         this.time = time;
+        this.cleaner = new LogCleaner(time);
     }
 
     /** Lists the partition directories already on disk (opened lazily by {@link #getOrCreate}). */
@@ -187,7 +190,29 @@ public final class LogManager implements AutoCloseable {
 
     /** Compacts the dirtiest log that is due; returns true if one was cleaned. */
     public boolean runCleaner() {
-        return false;
+        PartitionLog dirtiest = null;
+        double worst = 0;
+        for (PartitionLog l : logs.values()) {
+            if (!l.config().cleanupCompact()) {
+                continue;
+            }
+            double ratio = l.dirtyRatio();
+            if (ratio >= l.config().minCleanableDirtyRatio() && ratio > worst) {
+                dirtiest = l;
+                worst = ratio;
+            }
+        }
+        if (dirtiest == null) {
+            return false;
+        }
+        try {
+            CleanResult r = cleaner.clean(dirtiest, time.milliseconds());
+            log.debug("Cleaned {}: {}", dirtiest.topicPartition(), r);
+            return true;
+        } catch (IOException | RuntimeException e) {
+            log.warn("Cleaning {} failed: {}", dirtiest.topicPartition(), e.toString());
+            return false;
+        }
     }
 
     @Override
