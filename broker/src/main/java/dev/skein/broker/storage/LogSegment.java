@@ -369,15 +369,15 @@ final class LogSegment implements Closeable {
         }
     }
 
-    /** Closes the channels and deletes the files, whichever of the plain or suffixed names exists. */
+    /**
+     * Closes the channels and deletes the files: under their plain names if {@code suffix} is null, else under
+     * the names {@link #renameAll} gave them (a replacement segment may own the plain names by then).
+     */
     void closeAndDelete(String suffix) throws IOException {
         closeQuietly();
         for (String s : new String[]{LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX}) {
             Path p = file(dir, baseOffset, s);
-            Files.deleteIfExists(p);
-            if (suffix != null) {
-                Files.deleteIfExists(p.resolveSibling(p.getFileName() + suffix));
-            }
+            Files.deleteIfExists(suffix == null ? p : p.resolveSibling(p.getFileName() + suffix));
         }
     }
 
