@@ -157,8 +157,10 @@ final class LogSegment implements Closeable {
             }
         } catch (IOException | RuntimeException e) {
             try {
-                log.channel().truncate(startSize);
                 log.truncateTo(startSize);
+                if (log.channel().size() > startSize) {
+                    log.channel().truncate(startSize);
+                }
                 log.channel().position(startSize);
                 offsetIndex.truncateToEntries(prevOffsetEntries);
                 timeIndex.truncateToEntries(prevTimeEntries);
@@ -178,7 +180,9 @@ final class LogSegment implements Closeable {
             maxTimestamp = batch.maxTimestamp();
             offsetOfMaxTimestamp = batch.lastOffset();
         }
-        if (bytesSinceLastIndexEntry > indexIntervalBytes) {
+        // Appends roll before an index fills up; the check matters when rebuilding with a smaller
+        // segment.index.bytes than the segment was written with (later entries are then just not indexed).
+        if (bytesSinceLastIndexEntry > indexIntervalBytes && !offsetIndex.isFull() && !timeIndex.isFull()) {
             offsetIndex.append(batch.lastOffset(), position);
             timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, false);
             bytesSinceLastIndexEntry = 0;

@@ -401,7 +401,7 @@ public final class PartitionLog implements Closeable {
                 throw new InvalidRecordException("control batches are not accepted from clients");
             }
             Integer count = batch.countOrNull();
-            if (count == null || count < 1) {
+            if (count == null || (leader && count < 1) || count < 0) {
                 throw new InvalidRecordException("Record batch must contain at least one record");
             }
             if (leader && batch.lastOffset() - batch.baseOffset() != count - 1) {
