@@ -38,6 +38,8 @@ final class LogSegment implements Closeable {
     private volatile long offsetOfMaxTimestamp = -1;
     private volatile long lastOffset = -1;
     private long rollStartMs;
+    /** Bytes cut off by recovery when this segment was opened (0 if it was intact). */
+    int truncatedBytes;
 
     private LogSegment(Path dir, long baseOffset, LogConfig config, FileRecords log, long nowMs) throws IOException {
         this.dir = dir;
@@ -84,8 +86,6 @@ final class LogSegment implements Closeable {
         }
         return segment;
     }
-
-    int truncatedBytes;
 
     long baseOffset() {
         return baseOffset;
@@ -403,18 +403,15 @@ final class LogSegment implements Closeable {
         }
     }
 
+    /** Records the final time index entry (so a clean reopen knows the max timestamp), fsyncs and closes. */
     @Override
     public void close() throws IOException {
-        onBecomeInactiveQuietly();
-        log.close();
-        offsetIndex.close();
-        timeIndex.close();
-    }
-
-    private void onBecomeInactiveQuietly() throws IOException {
         if (log.channel().isOpen()) {
             timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
         }
+        log.close();
+        offsetIndex.close();
+        timeIndex.close();
     }
 
     @Override
