@@ -38,6 +38,8 @@ final class LogSegment implements Closeable {
     private volatile long offsetOfMaxTimestamp = -1;
     private volatile long lastOffset = -1;
     private long rollStartMs;
+    /** Bytes cut off by recovery when this segment was opened (0 if it was intact). */
+    int truncatedBytes;
 
     private LogSegment(Path dir, long baseOffset, LogConfig config, FileRecords log, long nowMs) throws IOException {
         this.dir = dir;
@@ -84,8 +86,6 @@ final class LogSegment implements Closeable {
         }
         return segment;
     }
-
-    int truncatedBytes;
 
     long baseOffset() {
         return baseOffset;
@@ -157,8 +157,10 @@ final class LogSegment implements Closeable {
             }
         } catch (IOException | RuntimeException e) {
             try {
-                log.channel().truncate(startSize);
                 log.truncateTo(startSize);
+                if (log.channel().size() > startSize) {
+                    log.channel().truncate(startSize);
+                }
                 log.channel().position(startSize);
                 offsetIndex.truncateToEntries(prevOffsetEntries);
                 timeIndex.truncateToEntries(prevTimeEntries);
@@ -178,7 +180,9 @@ final class LogSegment implements Closeable {
             maxTimestamp = batch.maxTimestamp();
             offsetOfMaxTimestamp = batch.lastOffset();
         }
-        if (bytesSinceLastIndexEntry > indexIntervalBytes) {
+        // Appends roll before an index fills up; the check matters when rebuilding with a smaller
+        // segment.index.bytes than the segment was written with (later entries are then just not indexed).
+        if (bytesSinceLastIndexEntry > indexIntervalBytes && !offsetIndex.isFull() && !timeIndex.isFull()) {
             offsetIndex.append(batch.lastOffset(), position);
             timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, false);
             bytesSinceLastIndexEntry = 0;
@@ -369,15 +373,15 @@ final class LogSegment implements Closeable {
         }
     }
 
-    /** Closes the channels and deletes the files, whichever of the plain or suffixed names exists. */
+    /**
+     * Closes the channels and deletes the files: under their plain names if {@code suffix} is null, else under
+     * the names {@link #renameAll} gave them (a replacement segment may own the plain names by then).
+     */
     void closeAndDelete(String suffix) throws IOException {
         closeQuietly();
         for (String s : new String[]{LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX}) {
             Path p = file(dir, baseOffset, s);
-            Files.deleteIfExists(p);
-            if (suffix != null) {
-                Files.deleteIfExists(p.resolveSibling(p.getFileName() + suffix));
-            }
+            Files.deleteIfExists(suffix == null ? p : p.resolveSibling(p.getFileName() + suffix));
         }
     }
 
@@ -399,18 +403,15 @@ final class LogSegment implements Closeable {
         }
     }
 
+    /** Records the final time index entry (so a clean reopen knows the max timestamp), fsyncs and closes. */
     @Override
     public void close() throws IOException {
-        onBecomeInactiveQuietly();
-        log.close();
-        offsetIndex.close();
-        timeIndex.close();
-    }
-
-    private void onBecomeInactiveQuietly() throws IOException {
         if (log.channel().isOpen()) {
             timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
         }
+        log.close();
+        offsetIndex.close();
+        timeIndex.close();
     }
 
     @Override

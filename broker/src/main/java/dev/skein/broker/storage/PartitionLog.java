@@ -56,7 +56,6 @@ public final class PartitionLog implements Closeable {
     private final TopicPartition topicPartition;
     private final Time time;
     private final ReentrantLock lock = new ReentrantLock();
-    private final ReentrantLock flushLock = new ReentrantLock();
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
     private final ProducerStateManager producerState = new ProducerStateManager();
     private final LeaderEpochCache epochCache = new LeaderEpochCache();
@@ -130,7 +129,7 @@ public final class PartitionLog implements Closeable {
         }
         recoveryPoint = logEndOffset;
         long snapshotLimit = recovered ? Math.min(cp.recoveryPoint(), logEndOffset) : logEndOffset;
-        rebuildProducerState(snapshotLimit, true);
+        rebuildProducerState(snapshotLimit, recovered);
         lastFlushMs = now;
         writeCheckpoint();
         Files.deleteIfExists(dir.resolve(CLEAN_SHUTDOWN));
@@ -212,14 +211,13 @@ public final class PartitionLog implements Closeable {
             return;
         }
         Long floor = segments.floorKey(from);
-        boolean epochsChanged = false;
         for (LogSegment segment : segments.tailMap(floor == null ? segments.firstKey() : floor, true).values()) {
             for (RecordBatch batch : segment.records().batches()) {
                 if (batch.lastOffset() >= from) {
                     producerState.loadBatch(batch);
                 }
                 if (scanEpochs && batch.lastOffset() >= logStartOffset) {
-                    epochsChanged |= epochCache.assign(batch.partitionLeaderEpoch(),
+                    epochCache.assign(batch.partitionLeaderEpoch(),
                             Math.max(batch.baseOffset(), logStartOffset));
                 }
             }
@@ -403,7 +401,7 @@ public final class PartitionLog implements Closeable {
                 throw new InvalidRecordException("control batches are not accepted from clients");
             }
             Integer count = batch.countOrNull();
-            if (count == null || count < 1) {
+            if (count == null || (leader && count < 1) || count < 0) {
                 throw new InvalidRecordException("Record batch must contain at least one record");
             }
             if (leader && batch.lastOffset() - batch.baseOffset() != count - 1) {
@@ -710,43 +708,41 @@ public final class PartitionLog implements Closeable {
         }
     }
 
-    /** fsyncs every segment up to the log end offset and persists it as the recovery point. */
+    /**
+     * fsyncs every segment up to the log end offset and persists it as the recovery point. The fsyncs run
+     * outside the log lock (appends continue meanwhile); concurrent flushes are harmless.
+     */
     public void flush() throws IOException {
-        flushLock.lock();
+        long upTo;
+        List<LogSegment> toFlush;
+        lock.lock();
         try {
-            long upTo;
-            List<LogSegment> toFlush;
-            lock.lock();
+            ensureOpen();
+            upTo = logEndOffset;
+            Long floor = segments.floorKey(recoveryPoint);
+            toFlush = List.copyOf((floor == null ? segments : segments.tailMap(floor, true)).values());
+            unflushedMessages = 0;
+        } finally {
+            lock.unlock();
+        }
+        for (LogSegment segment : toFlush) {
             try {
-                ensureOpen();
-                upTo = logEndOffset;
-                Long floor = segments.floorKey(recoveryPoint);
-                toFlush = List.copyOf((floor == null ? segments : segments.tailMap(floor, true)).values());
-                unflushedMessages = 0;
-            } finally {
-                lock.unlock();
-            }
-            for (LogSegment segment : toFlush) {
-                try {
-                    segment.flush();
-                } catch (ClosedChannelException e) {
-                    if (segments.get(segment.baseOffset()) == segment) {
-                        throw e;
-                    }
+                segment.flush();
+            } catch (ClosedChannelException e) {
+                if (segments.get(segment.baseOffset()) == segment) {
+                    throw e;
                 }
             }
-            lock.lock();
-            try {
-                lastFlushMs = time.milliseconds();
-                if (upTo > recoveryPoint && !closed) {
-                    recoveryPoint = Math.min(upTo, logEndOffset);
-                    writeCheckpoint();
-                }
-            } finally {
-                lock.unlock();
+        }
+        lock.lock();
+        try {
+            lastFlushMs = time.milliseconds();
+            if (upTo > recoveryPoint && !closed) {
+                recoveryPoint = Math.min(upTo, logEndOffset);
+                writeCheckpoint();
             }
         } finally {
-            flushLock.unlock();
+            lock.unlock();
         }
     }
 
@@ -832,8 +828,27 @@ public final class PartitionLog implements Closeable {
         return lock;
     }
 
-    long cleanerCheckpoint() {
+    /** Offsets below this are compacted (persisted in the partition checkpoint). */
+    public long cleanerCheckpoint() {
         return cleanerCheckpoint;
+    }
+
+    /**
+     * Bytes in closed segments at or above the cleaner checkpoint, over bytes in all closed segments; the broker
+     * cleans the log when this reaches {@code min.cleanable.dirty.ratio}.
+     */
+    public double dirtyRatio() {
+        List<LogSegment> all = segmentsSnapshot();
+        long clean = 0;
+        long dirty = 0;
+        for (LogSegment s : all.subList(0, all.size() - 1)) {
+            if (s.baseOffset() < cleanerCheckpoint) {
+                clean += s.size();
+            } else {
+                dirty += s.size();
+            }
+        }
+        return clean + dirty == 0 ? 0.0 : (double) dirty / (clean + dirty);
     }
 
     void updateCleanerCheckpoint(long offset) throws IOException {

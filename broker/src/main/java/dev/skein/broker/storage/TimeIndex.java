@@ -4,7 +4,6 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
@@ -117,10 +116,6 @@ final class TimeIndex implements Closeable {
 
     synchronized void flush() throws IOException {
         channel.force(true);
-    }
-
-    synchronized void renameTo(Path target) throws IOException {
-        Files.move(file, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     @Override

@@ -644,4 +644,23 @@ class PartitionLogTest {
         writer.join();
         assertThat(next).isEqualTo(300);
     }
+
+    @Test
+    void followerAcceptsEmptyBatchesLeftByCompaction() throws IOException {
+        PartitionLog log = open(small());
+        ByteBuffer buf = ByteBuffer.allocate(org.apache.kafka.common.record.DefaultRecordBatch.RECORD_BATCH_OVERHEAD);
+        org.apache.kafka.common.record.DefaultRecordBatch.writeEmptyHeader(buf, RecordBatch.MAGIC_VALUE_V2, 9L, (short) 0,
+                0, 0L, 4L, 1, TimestampType.CREATE_TIME, 1L, false, false);
+        log.appendAsFollower(MemoryRecords.readableRecords(buf.flip()));
+        assertThat(log.logEndOffset()).isEqualTo(5);
+        assertThat(log.producerState().entry(9L)).isPresent();
+    }
+
+    @Test
+    void readFromAnOffsetInsideTheFirstBatchAfterDeleteRecordsReturnsThatBatch() throws IOException {
+        PartitionLog log = open(small());
+        log.appendAsLeader(values(1L, "a", "b", "c"), 0);
+        log.deleteRecordsBefore(1);
+        assertThat(offsets(log.read(1, 1000, Long.MAX_VALUE, false).records())).containsExactly(0L, 1L, 2L);
+    }
 }

@@ -165,4 +165,22 @@ class ProducerStateTest {
         assertThat(log.producerState().entry(PID).orElseThrow().last().orElseThrow().lastSeq()).isEqualTo(5);
         assertThat(log.appendAsLeader(idempotent(PID, (short) 0, 6, "again"), 0).duplicate()).isFalse();
     }
+
+    @Test
+    void stateIsRebuiltFromTheLatestFlushedSnapshotPlusTheTailAfterACrash() throws IOException {
+        PartitionLog log = PartitionLog.open(tmp.resolve("payments-3"), TP,
+                LogConfig.defaults().withSegmentBytes(512).withIndexIntervalBytes(100).withFlush(1, Long.MAX_VALUE), time);
+        for (int seq = 0; seq < 40; seq++) {
+            log.appendAsLeader(idempotent(PID, (short) 2, seq, "value-" + seq), 0);
+        }
+        assertThat(log.numberOfSegments()).isGreaterThan(2);
+        log.closeWithoutMarker();
+        try (Stream<Path> s = Files.list(tmp.resolve("payments-3"))) {
+            assertThat(s.filter(p -> p.toString().endsWith(".snapshot")).count()).isPositive();
+        }
+
+        PartitionLog reopened = open();
+        assertThat(reopened.appendAsLeader(idempotent(PID, (short) 2, 39, "value-39"), 0).firstOffset()).isEqualTo(39);
+        assertThat(reopened.appendAsLeader(idempotent(PID, (short) 2, 40, "next"), 0).firstOffset()).isEqualTo(40);
+    }
 }
