@@ -1,0 +1,86 @@
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Measures the machine limits a broker's figures are judged against, in the same run as the
+ * benchmark: memory copy, loopback TCP and fsync rate. Run with the source launcher:
+ * {@code java bench/tools/MachineLimits.java DIR [quick]}; prints one {@code name<TAB>value<TAB>unit}
+ * line per limit. Each measurement takes about a second.
+ */
+public final class MachineLimits {
+    private static final int MIB = 1 << 20;
+
+    public static void main(String[] args) throws Exception {
+        Path dir = Path.of(args.length > 0 ? args[0] : ".");
+        boolean quick = args.length > 1 && args[1].equals("quick");
+        print("memory copy (1 thread)", memoryCopyGBps(quick ? 4L << 30 : 16L << 30), "GB/s");
+        print("loopback TCP (1 connection)", loopbackGBps(quick ? 2L << 30 : 8L << 30), "GB/s");
+        print("fsync of 4 KiB appends", fsyncPerSecond(dir, quick ? 200 : 1000), "fsync/s");
+    }
+
+    private static void print(String name, double value, String unit) {
+        System.out.printf("%s\t%.2f\t%s%n", name, value, unit);
+    }
+
+    /** System.arraycopy between two 64 MiB arrays, after a warm-up. */
+    private static double memoryCopyGBps(long bytes) {
+        byte[] a = new byte[64 * MIB];
+        byte[] b = new byte[64 * MIB];
+        for (int i = 0; i < 8; i++) System.arraycopy(a, 0, b, 0, a.length);
+        long rounds = bytes / a.length;
+        long t0 = System.nanoTime();
+        for (long i = 0; i < rounds; i++) System.arraycopy(i % 2 == 0 ? a : b, 0, i % 2 == 0 ? b : a, 0, a.length);
+        return rounds * (double) a.length / (System.nanoTime() - t0);
+    }
+
+    /** One client writes 1 MiB direct buffers to a server thread that reads and discards them. */
+    private static double loopbackGBps(long bytes) throws Exception {
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            Thread reader = new Thread(() -> {
+                try (SocketChannel in = server.accept()) {
+                    ByteBuffer buf = ByteBuffer.allocateDirect(MIB);
+                    while (in.read(buf) >= 0) buf.clear();
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            reader.start();
+            ByteBuffer out = ByteBuffer.allocateDirect(MIB);
+            long t0;
+            try (SocketChannel client = SocketChannel.open(server.getLocalAddress())) {
+                t0 = System.nanoTime();
+                for (long sent = 0; sent < bytes; sent += MIB) {
+                    out.clear();
+                    while (out.hasRemaining()) client.write(out);
+                }
+            }
+            reader.join();
+            return bytes / (double) (System.nanoTime() - t0);
+        }
+    }
+
+    /** Appends 4 KiB and forces the file after each append, as a broker with flush.messages=1 would. */
+    private static double fsyncPerSecond(Path dir, int count) throws IOException {
+        Path file = Files.createTempFile(dir, "fsync", ".bin");
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+            ByteBuffer buf = ByteBuffer.allocateDirect(4096);
+            long t0 = System.nanoTime();
+            for (int i = 0; i < count; i++) {
+                buf.clear();
+                ch.write(buf);
+                ch.force(false);
+            }
+            return count / ((System.nanoTime() - t0) / 1e9);
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+}
