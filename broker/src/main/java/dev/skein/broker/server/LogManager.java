@@ -49,7 +49,7 @@ public final class LogManager implements AutoCloseable {
     public LogManager(List<Path> logDirs, Time time) {
         this.logDirs = List.copyOf(logDirs);
         this.time = time;
-        this.cleaner = new LogCleaner(time);
+        this.cleaner = new LogCleaner();
     }
 
     /** Lists the partition directories already on disk (opened lazily by {@link #getOrCreate}). */
