@@ -64,7 +64,7 @@ class ProduceConsumeIT {
         }
         assertThat(acked).hasSize(n);
 
-        Map<TopicPartition, List<ConsumerRecord<String, String>>> byPartition = consumeAll(topic, 3, n);
+        Map<TopicPartition, List<ConsumerRecord<String, String>>> byPartition = broker.consumeAll(topic, 3, n);
         int total = byPartition.values().stream().mapToInt(List::size).sum();
         assertThat(total).isEqualTo(n);
         for (List<ConsumerRecord<String, String>> records : byPartition.values()) {
@@ -91,7 +91,7 @@ class ProduceConsumeIT {
             r.headers().add(new RecordHeader("h1", "v1".getBytes(StandardCharsets.UTF_8)));
             producer.send(r).get();
         }
-        Map<TopicPartition, List<ConsumerRecord<String, String>>> got = consumeAll(topic, 1, 1);
+        Map<TopicPartition, List<ConsumerRecord<String, String>>> got = broker.consumeAll(topic, 1, 1);
         ConsumerRecord<String, String> r = got.values().iterator().next().getFirst();
         assertThat(r.key()).isEqualTo("k");
         assertThat(r.value()).isNull();
@@ -115,28 +115,6 @@ class ProduceConsumeIT {
             // acks=0 records were appended before the later acks=1 record on the same partition
             assertThat(last.offset()).isEqualTo(101);
         }
-        assertThat(consumeAll(topic, 1, 102).values().iterator().next()).hasSize(102);
-    }
-
-    static Map<TopicPartition, List<ConsumerRecord<String, String>>> consumeAll(String topic, int partitions, int expected) {
-        Map<TopicPartition, List<ConsumerRecord<String, String>>> out = new HashMap<>();
-        try (KafkaConsumer<String, String> consumer = broker.consumer(null, Map.of())) {
-            List<TopicPartition> tps = new ArrayList<>();
-            for (int p = 0; p < partitions; p++) {
-                tps.add(new TopicPartition(topic, p));
-            }
-            consumer.assign(tps);
-            consumer.seekToBeginning(tps);
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            int count = 0;
-            while (count < expected && System.nanoTime() < deadline) {
-                ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(500));
-                for (ConsumerRecord<String, String> r : records) {
-                    out.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new ArrayList<>()).add(r);
-                    count++;
-                }
-            }
-        }
-        return out;
+        assertThat(broker.consumeAll(topic, 1, 102).values().iterator().next()).hasSize(102);
     }
 }

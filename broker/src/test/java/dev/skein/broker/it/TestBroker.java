@@ -5,6 +5,11 @@ import dev.skein.broker.server.SkeinBroker;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -137,6 +142,28 @@ public final class TestBroker implements AutoCloseable {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.putAll(extra);
         return new KafkaConsumer<>(p);
+    }
+
+    /** Reads partitions 0..partitions-1 of a topic from the beginning until {@code expected} records arrived (or 60 s). */
+    public Map<TopicPartition, List<ConsumerRecord<String, String>>> consumeAll(String topic, int partitions, int expected) {
+        Map<TopicPartition, List<ConsumerRecord<String, String>>> out = new HashMap<>();
+        try (KafkaConsumer<String, String> consumer = consumer(null, Map.of())) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) {
+                tps.add(new TopicPartition(topic, p));
+            }
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            int count = 0;
+            while (count < expected && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+                    out.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new ArrayList<>()).add(r);
+                    count++;
+                }
+            }
+        }
+        return out;
     }
 
     @Override
