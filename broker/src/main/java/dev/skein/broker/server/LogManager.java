@@ -59,8 +59,7 @@ public final class LogManager implements AutoCloseable {
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
                 for (Path p : entries) {
                     Matcher m = PARTITION_DIR.matcher(p.getFileName().toString());
-                    if (Files.isDirectory(p) && m.matches() && !p.getFileName().toString().contains(".")
-                            || Files.isDirectory(p) && m.matches() && Files.exists(p.resolve(PARTITION_METADATA))) {
+                    if (Files.isDirectory(p) && m.matches()) {
                         found.put(new TopicPartition(m.group(1), Integer.parseInt(m.group(2))), p);
                     }
                 }
