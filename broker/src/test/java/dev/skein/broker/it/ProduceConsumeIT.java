@@ -10,6 +10,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,6 +27,7 @@ import java.util.Map;
 import java.util.concurrent.Future;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Real kafka-clients producers and consumers against one broker. */
 class ProduceConsumeIT {
@@ -116,5 +118,24 @@ class ProduceConsumeIT {
             assertThat(last.offset()).isEqualTo(101);
         }
         assertThat(broker.consumeAll(topic, 1, 102).values().iterator().next()).hasSize(102);
+    }
+
+    @Test
+    void acksAllIsRefusedWhenTheIsrIsBelowMinInsyncReplicas() throws Exception {
+        String topic = "min-isr";
+        try (Admin admin = broker.admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1)
+                    .configs(Map.of("min.insync.replicas", "2")))).all().get();
+        }
+        try (KafkaProducer<String, String> strict = broker.producer(Map.of(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false,
+                ProducerConfig.RETRIES_CONFIG, 0, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000,
+                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000));
+             KafkaProducer<String, String> leaderOnly = broker.producer(Map.of(ProducerConfig.ACKS_CONFIG, "1",
+                     ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false))) {
+            assertThatThrownBy(() -> strict.send(new ProducerRecord<>(topic, "k", "v")).get())
+                    .hasCauseInstanceOf(NotEnoughReplicasException.class);
+            // acks=1 does not wait for the ISR, as in Kafka
+            assertThat(leaderOnly.send(new ProducerRecord<>(topic, "k", "v")).get().offset()).isZero();
+        }
     }
 }
