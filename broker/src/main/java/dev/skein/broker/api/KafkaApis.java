@@ -89,7 +89,7 @@ public final class KafkaApis implements RequestHandler {
             case METADATA -> reply(metadata.metadata(((MetadataRequest) request).data(), v));
             case PRODUCE -> CompletableFuture.completedFuture(produce.handle((ProduceRequest) request, v, image));
             case FETCH -> fetch.handle((FetchRequest) request, v, image);
-            case LIST_OFFSETS -> reply(offsets.listOffsets(((ListOffsetsRequest) request).data(), image));
+            case LIST_OFFSETS -> reply(offsets.listOffsets(((ListOffsetsRequest) request).data(), v, image));
             case OFFSET_FOR_LEADER_EPOCH -> reply(offsets.offsetForLeaderEpoch(((OffsetsForLeaderEpochRequest) request).data(), image));
             case DELETE_RECORDS -> reply(offsets.deleteRecords(((DeleteRecordsRequest) request).data(), image));
             case CREATE_TOPICS -> reply(topics.createTopics(((CreateTopicsRequest) request).data(), v));

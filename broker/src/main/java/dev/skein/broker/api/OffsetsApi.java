@@ -57,7 +57,8 @@ final class OffsetsApi {
         }
     }
 
-    ListOffsetsResponseData listOffsets(ListOffsetsRequestData request, ClusterImage image) {
+    /** Below v4 the response has no leader epoch field, so it stays at its default (librdkafka asks with v2). */
+    ListOffsetsResponseData listOffsets(ListOffsetsRequestData request, short version, ClusterImage image) {
         ListOffsetsResponseData response = new ListOffsetsResponseData();
         for (ListOffsetsRequestData.ListOffsetsTopic t : request.topics()) {
             ListOffsetsResponseData.ListOffsetsTopicResponse tr = new ListOffsetsResponseData.ListOffsetsTopicResponse().setName(t.name());
@@ -87,6 +88,9 @@ final class OffsetsApi {
                 } catch (IOException e) {
                     log.error("ListOffsets on {}-{} failed: {}", t.name(), lp.partitionIndex(), e.toString());
                     pr.setErrorCode(Errors.KAFKA_STORAGE_ERROR.code());
+                }
+                if (version < 4) {
+                    pr.setLeaderEpoch(-1);
                 }
                 tr.partitions().add(pr);
             }
