@@ -120,7 +120,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         try {
             request = AbstractRequest.parseRequest(api, header.apiVersion(), new ByteBufferAccessor(frame)).request;
         } catch (RuntimeException e) {
-            closeBadClient(ctx, "malformed " + api + " v" + header.apiVersion() + " request: " + e.getMessage());
+            closeBadClient(ctx, "malformed " + api + " v" + header.apiVersion() + " request: "
+                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
             return;
         }
         InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();

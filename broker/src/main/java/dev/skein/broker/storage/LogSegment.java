@@ -82,7 +82,7 @@ final class LogSegment implements Closeable {
         if (recover || !indexesPresent || !segment.offsetIndex.load() || !segment.timeIndex.load()) {
             segment.truncatedBytes = segment.rebuild(true);
         } else {
-            segment.loadTail();
+            segment.truncatedBytes = segment.loadTail();
         }
         return segment;
     }
@@ -239,25 +239,47 @@ final class LogSegment implements Closeable {
         return truncated;
     }
 
-    /** After loading indexes of a cleanly closed segment: recomputes the tail state from the last index entry. */
-    private void loadTail() throws IOException {
+    /**
+     * After loading indexes of a cleanly closed segment: recomputes the tail state from the last index entry,
+     * validating the batches there (CRC, magic, increasing offsets). Bytes written after the clean shutdown
+     * (a torn or foreign write) are not trusted: the segment is then rebuilt with validation, which cuts them off.
+     * Returns the number of bytes truncated.
+     */
+    private int loadTail() throws IOException {
         OffsetIndex.Entry last = offsetIndex.lastEntry();
         maxTimestamp = timeIndex.lastTimestamp();
         offsetOfMaxTimestamp = timeIndex.lastOffset();
         int position = last.position();
-        if (position > log.sizeInBytes()) {
-            rebuild(true);
-            return;
+        int size = log.sizeInBytes();
+        if (position > size) {
+            return rebuild(true);
         }
         bytesSinceLastIndexEntry = 0;
-        for (FileChannelRecordBatch batch : log.slice(position, log.sizeInBytes() - position).batches()) {
-            if (batch.maxTimestamp() > maxTimestamp) {
-                maxTimestamp = batch.maxTimestamp();
-                offsetOfMaxTimestamp = batch.lastOffset();
+        long expectedMin = baseOffset;
+        int validEnd = position;
+        try {
+            for (FileChannelRecordBatch batch : log.slice(position, size - position).batches()) {
+                if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+                    break;
+                }
+                batch.ensureValid();
+                if (batch.baseOffset() < expectedMin || batch.lastOffset() < batch.baseOffset()
+                        || !canHoldOffset(batch.lastOffset())) {
+                    break;
+                }
+                if (batch.maxTimestamp() > maxTimestamp) {
+                    maxTimestamp = batch.maxTimestamp();
+                    offsetOfMaxTimestamp = batch.lastOffset();
+                }
+                lastOffset = batch.lastOffset();
+                bytesSinceLastIndexEntry += batch.sizeInBytes();
+                expectedMin = batch.lastOffset() + 1;
+                validEnd += batch.sizeInBytes();
             }
-            lastOffset = batch.lastOffset();
-            bytesSinceLastIndexEntry += batch.sizeInBytes();
+        } catch (CorruptRecordException | IllegalArgumentException e) {
+            return rebuild(true);
         }
+        return validEnd == size && log.channel().size() == size ? 0 : rebuild(true);
     }
 
     /** Position and size of the first batch with lastOffset >= target within {@code limit} bytes, or null. */

@@ -917,11 +917,30 @@ public final class PartitionLog implements Closeable {
             if (closed) {
                 return;
             }
-            flush();
-            takeProducerSnapshot(logEndOffset);
+            IOException failure = null;
+            try {
+                flush();
+                takeProducerSnapshot(logEndOffset);
+            } catch (IOException e) {
+                failure = e;
+            }
             closed = true;
+            // release every file handle even when the disk failed, so the log dir can be unmounted or replaced
             for (LogSegment s : segments.values()) {
-                s.close();
+                try {
+                    s.close();
+                } catch (IOException e) {
+                    s.closeQuietly();
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+            }
+            if (failure != null) {
+                // no clean-shutdown marker: the next start recovers from the last recovery point
+                throw failure;
             }
             deletePendingSegments(0, true);
             Checkpoints.writeAtomically(dir.resolve(CLEAN_SHUTDOWN), "clean\n");

@@ -86,6 +86,13 @@ public final class TestBroker implements AutoCloseable {
         startBroker(port);
     }
 
+    /** Starts a broker stopped with {@link #stop()} again on the same dir and port. */
+    public void resume() throws Exception {
+        if (broker == null) {
+            startBroker(port);
+        }
+    }
+
     public void stop() {
         if (broker != null) {
             broker.close();
