@@ -2,6 +2,7 @@ package dev.skein.broker.it;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConfigsOptions;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -31,22 +32,29 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.GroupSubscribedToTopicException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownMemberIdException;
+import org.apache.kafka.common.errors.UnknownTopicIdException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
@@ -159,6 +167,33 @@ class AdminIT {
     }
 
     @Test
+    void describeTopicsByIdFindsTheTopicAndAnUnknownIdFails() throws Exception {
+        Uuid id = admin.createTopics(List.of(new NewTopic("by-id", 2, (short) 1))).topicId("by-id").get();
+        TopicDescription d = admin.describeTopics(TopicCollection.ofTopicIds(List.of(id))).allTopicIds().get().get(id);
+        assertThat(d.name()).isEqualTo("by-id");
+        assertThat(d.topicId()).isEqualTo(id);
+        assertThat(d.partitions()).hasSize(2);
+        Uuid unknown = Uuid.randomUuid();
+        assertThatThrownBy(() -> admin.describeTopics(TopicCollection.ofTopicIds(List.of(unknown))).allTopicIds().get())
+                .hasCauseInstanceOf(UnknownTopicIdException.class);
+    }
+
+    @Test
+    void createTopicsRejectsZeroPartitionsZeroReplicasAndUnknownConfigsAndUsesBrokerDefaults() throws Exception {
+        assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("zero-partitions", 0, (short) 1))).all().get())
+                .hasCauseInstanceOf(InvalidPartitionsException.class);
+        assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("zero-replicas", 1, (short) 0))).all().get())
+                .hasCauseInstanceOf(InvalidReplicationFactorException.class);
+        assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("unknown-config", 1, (short) 1)
+                .configs(Map.of("no.such.config", "1")))).all().get())
+                .hasCauseInstanceOf(InvalidConfigurationException.class);
+        admin.createTopics(List.of(new NewTopic("broker-defaults", Optional.empty(), Optional.empty()))).all().get();
+        TopicDescription d = admin.describeTopics(List.of("broker-defaults")).allTopicNames().get().get("broker-defaults");
+        assertThat(d.partitions()).hasSize(1);
+        assertThat(d.partitions().getFirst().replicas()).hasSize(1);
+    }
+
+    @Test
     void createPartitionsIncreasesAndRefusesToDecrease() throws Exception {
         admin.createTopics(List.of(new NewTopic("grow", 2, (short) 1))).all().get();
         admin.createPartitions(Map.of("grow", NewPartitions.increaseTo(5))).all().get();
@@ -169,6 +204,10 @@ class AdminIT {
         }
         assertThatThrownBy(() -> admin.createPartitions(Map.of("grow", NewPartitions.increaseTo(3))).all().get())
                 .hasCauseInstanceOf(InvalidPartitionsException.class);
+        assertThatThrownBy(() -> admin.createPartitions(Map.of("grow", NewPartitions.increaseTo(5))).all().get())
+                .hasCauseInstanceOf(InvalidPartitionsException.class);
+        assertThatThrownBy(() -> admin.createPartitions(Map.of("no-such-topic", NewPartitions.increaseTo(3))).all().get())
+                .hasCauseInstanceOf(UnknownTopicOrPartitionException.class);
     }
 
     // ---- configs ----
@@ -238,6 +277,23 @@ class AdminIT {
         assertThat(entry(r, "cleanup.policy").value()).isEqualTo("delete");
     }
 
+    @Test
+    void incrementalAlterConfigsValidateOnlyChangesNothingAndABadValueNamesTheKey() throws Exception {
+        admin.createTopics(List.of(new NewTopic("validated-config", 1, (short) 1))).all().get();
+        ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, "validated-config");
+        admin.incrementalAlterConfigs(Map.of(r, List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "1000"),
+                AlterConfigOp.OpType.SET))), new AlterConfigsOptions().validateOnly(true)).all().get();
+        assertThat(entry(r, "retention.ms").value()).isEqualTo("604800000");
+        assertThatThrownBy(() -> alter(r, new AlterConfigOp(new ConfigEntry("retention.ms", "soon"), AlterConfigOp.OpType.SET)))
+                .hasCauseInstanceOf(InvalidConfigurationException.class)
+                .cause().hasMessageContaining("retention.ms");
+        admin.incrementalAlterConfigs(Map.of(r, List.of(
+                new AlterConfigOp(new ConfigEntry("retention.ms", "1000"), AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry("max.message.bytes", "2000"), AlterConfigOp.OpType.SET)))).all().get();
+        assertThat(entry(r, "retention.ms").value()).isEqualTo("1000");
+        assertThat(entry(r, "max.message.bytes").value()).isEqualTo("2000");
+    }
+
     private static void alter(ConfigResource r, AlterConfigOp op) throws Exception {
         admin.incrementalAlterConfigs(Map.of(r, List.of(op))).all().get();
     }
@@ -281,6 +337,8 @@ class AdminIT {
         assertThat(low).isEqualTo(12);
         assertThat(offset(tp, OffsetSpec.earliest()).offset()).isEqualTo(12);
         assertThat(offset(tp, OffsetSpec.latest()).offset()).isEqualTo(20);
+        assertThatThrownBy(() -> admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(21))).all().get())
+                .hasCauseInstanceOf(OffsetOutOfRangeException.class);
 
         try (KafkaConsumer<String, String> consumer = broker.consumer(null, Map.of())) {
             consumer.assign(List.of(tp));
@@ -364,6 +422,65 @@ class AdminIT {
     }
 
     @Test
+    void offsetsOfAnActiveGroupCannotBeAlteredNorDeletedForASubscribedTopic() throws Exception {
+        admin.createTopics(List.of(new NewTopic("active-group", 1, (short) 1))).all().get();
+        TopicPartition tp = new TopicPartition("active-group", 0);
+        try (KafkaConsumer<String, String> consumer = broker.consumer("g-active", Map.of())) {
+            consumer.subscribe(List.of("active-group"));
+            await().atMost(WAIT).untilAsserted(() -> {
+                consumer.poll(Duration.ofMillis(100));
+                assertThat(consumer.assignment()).hasSize(1);
+            });
+            consumer.commitSync(Map.of(tp, new OffsetAndMetadata(0)));
+            assertThatThrownBy(() -> admin.alterConsumerGroupOffsets("g-active", Map.of(tp, new OffsetAndMetadata(1))).all().get())
+                    .hasCauseInstanceOf(UnknownMemberIdException.class);
+            assertThatThrownBy(() -> admin.deleteConsumerGroupOffsets("g-active", Set.of(tp)).all().get())
+                    .hasCauseInstanceOf(GroupSubscribedToTopicException.class);
+        }
+        assertThat(admin.listConsumerGroupOffsets("g-active").partitionsToOffsetAndMetadata().get())
+                .containsEntry(tp, new OffsetAndMetadata(0));
+    }
+
+    @Test
+    void unknownGroupsAreNotFound() {
+        assertThatThrownBy(() -> admin.describeConsumerGroups(List.of("no-such-group")).all().get())
+                .hasCauseInstanceOf(GroupIdNotFoundException.class);
+        assertThatThrownBy(() -> admin.deleteConsumerGroups(List.of("no-such-group")).all().get())
+                .hasCauseInstanceOf(GroupIdNotFoundException.class);
+    }
+
+    @Test
+    void aRecreatedTopicDoesNotInheritTheOffsetsCommittedOnItsPredecessor() throws Exception {
+        admin.createTopics(List.of(new NewTopic("recreated", 1, (short) 1))).all().get();
+        produce("recreated", 10);
+        TopicPartition tp = new TopicPartition("recreated", 0);
+        admin.alterConsumerGroupOffsets("g-recreated", Map.of(tp, new OffsetAndMetadata(8))).all().get();
+        admin.deleteTopics(List.of("recreated")).all().get();
+        await().atMost(WAIT).untilAsserted(() -> assertThat(admin.listTopics().names().get()).doesNotContain("recreated"));
+        assertThat(admin.listConsumerGroupOffsets("g-recreated").partitionsToOffsetAndMetadata().get()).isEmpty();
+
+        admin.createTopics(List.of(new NewTopic("recreated", 1, (short) 1))).all().get();
+        produce("recreated", 3);
+        try (KafkaConsumer<String, String> consumer = broker.consumer("g-recreated", Map.of())) {
+            consumer.subscribe(List.of("recreated"));
+            assertThat(pollUntil(consumer, 3)).extracting(ConsumerRecord::offset).containsExactly(0L, 1L, 2L);
+        }
+    }
+
+    @Test
+    void aCommittedOffsetBelowTheLogStartResetsPerTheConsumersPolicy() throws Exception {
+        admin.createTopics(List.of(new NewTopic("below-start", 1, (short) 1))).all().get();
+        produce("below-start", 10);
+        TopicPartition tp = new TopicPartition("below-start", 0);
+        admin.alterConsumerGroupOffsets("g-below", Map.of(tp, new OffsetAndMetadata(2))).all().get();
+        admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(6))).all().get();
+        try (KafkaConsumer<String, String> consumer = broker.consumer("g-below", Map.of())) {
+            consumer.subscribe(List.of("below-start"));
+            assertThat(pollUntil(consumer, 4).getFirst().offset()).isEqualTo(6);
+        }
+    }
+
+    @Test
     void describeClusterShowsTheOneNodeAsControllerWithAClusterId() throws Exception {
         DescribeClusterResult cluster = admin.describeCluster();
         Collection<Node> nodes = cluster.nodes().get();
@@ -390,7 +507,7 @@ class AdminIT {
     }
 
     private static List<ConsumerRecord<String, String>> pollUntil(KafkaConsumer<String, String> consumer, int count) {
-        List<ConsumerRecord<String, String>> got = new java.util.ArrayList<>();
+        List<ConsumerRecord<String, String>> got = new ArrayList<>();
         await().atMost(WAIT).untilAsserted(() -> {
             ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(100));
             records.forEach(got::add);
