@@ -10,14 +10,19 @@ import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.MemberDescription;
+import org.apache.kafka.clients.admin.MemberToRemove;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -26,6 +31,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartition;
@@ -325,6 +331,9 @@ class AdminIT {
         assertThat(max.offset()).isEqualTo(7);
         assertThat(max.timestamp()).isEqualTo(base + 50_000);
         assertThat(offset(tp, OffsetSpec.forTimestamp(base + 60_000)).offset()).isEqualTo(-1);
+        assertThat(offset(tp, OffsetSpec.earliestLocal()).offset()).isZero();
+        assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                .partitionResult(tp).get().offset()).isEqualTo(10);
     }
 
     @Test
@@ -477,6 +486,69 @@ class AdminIT {
         try (KafkaConsumer<String, String> consumer = broker.consumer("g-below", Map.of())) {
             consumer.subscribe(List.of("below-start"));
             assertThat(pollUntil(consumer, 4).getFirst().offset()).isEqualTo(6);
+        }
+    }
+
+    @Test
+    void aSimpleGroupIsListedEmptyAndStateFiltersSeparateItFromAStableGroup() throws Exception {
+        admin.createTopics(List.of(new NewTopic("simple-group", 2, (short) 1))).all().get();
+        TopicPartition p0 = new TopicPartition("simple-group", 0);
+        TopicPartition p1 = new TopicPartition("simple-group", 1);
+        produce("simple-group", 5);
+        try (KafkaConsumer<String, String> consumer = broker.consumer("g-simple", Map.of())) {
+            consumer.assign(List.of(p0));
+            pollUntil(consumer, 5);
+            consumer.commitSync();
+        }
+        ConsumerGroupDescription simple = admin.describeConsumerGroups(List.of("g-simple")).all().get().get("g-simple");
+        assertThat(simple.isSimpleConsumerGroup()).isTrue();
+        assertThat(simple.groupState()).isEqualTo(GroupState.EMPTY);
+        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(Map.of("g-simple",
+                new ListConsumerGroupOffsetsSpec().topicPartitions(List.of(p0, p1)))).partitionsToOffsetAndMetadata("g-simple").get();
+        assertThat(offsets.get(p0).offset()).isEqualTo(5);
+        assertThat(offsets.get(p1)).as("no commit for p1").isNull();
+
+        try (KafkaConsumer<String, String> consumer = broker.consumer("g-subscribed", Map.of())) {
+            consumer.subscribe(List.of("simple-group"));
+            await().atMost(WAIT).untilAsserted(() -> {
+                consumer.poll(Duration.ofMillis(100));
+                assertThat(consumer.assignment()).hasSize(2);
+            });
+            assertThat(admin.listGroups(new ListGroupsOptions().inGroupStates(Set.of(GroupState.STABLE))).all().get())
+                    .extracting(GroupListing::groupId).contains("g-subscribed").doesNotContain("g-simple");
+            assertThat(admin.listGroups(new ListGroupsOptions().inGroupStates(Set.of(GroupState.EMPTY))).all().get())
+                    .extracting(GroupListing::groupId).contains("g-simple").doesNotContain("g-subscribed");
+        }
+    }
+
+    @Test
+    void removingAStaticMemberRebalancesItsPartitionsToTheRest() throws Exception {
+        admin.createTopics(List.of(new NewTopic("remove-member", 2, (short) 1))).all().get();
+        Map<String, Object> a = Map.of(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "ia", ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 30_000);
+        Map<String, Object> b = Map.of(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "ib", ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 30_000);
+        try (KafkaConsumer<String, String> stays = broker.consumer("g-remove", b)) {
+            try (KafkaConsumer<String, String> removed = broker.consumer("g-remove", a)) {
+                removed.subscribe(List.of("remove-member"));
+                stays.subscribe(List.of("remove-member"));
+                await().atMost(WAIT).untilAsserted(() -> {
+                    removed.poll(Duration.ofMillis(50));
+                    stays.poll(Duration.ofMillis(50));
+                    assertThat(removed.assignment()).hasSize(1);
+                    assertThat(stays.assignment()).hasSize(1);
+                });
+                ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("g-remove")).all().get().get("g-remove");
+                assertThat(d.members()).extracting(m -> m.groupInstanceId().orElse(null)).containsExactlyInAnyOrder("ia", "ib");
+            }
+            // a closed static member stays in the group until removed (or its 30 s session expires)
+            admin.removeMembersFromConsumerGroup("g-remove", new RemoveMembersFromConsumerGroupOptions(
+                    List.of(new MemberToRemove("ia")))).all().get();
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                stays.poll(Duration.ofMillis(100));
+                assertThat(stays.assignment()).hasSize(2);
+            });
+            assertThatThrownBy(() -> admin.removeMembersFromConsumerGroup("g-remove", new RemoveMembersFromConsumerGroupOptions(
+                    List.of(new MemberToRemove("nobody")))).all().get())
+                    .hasCauseInstanceOf(UnknownMemberIdException.class);
         }
     }
 

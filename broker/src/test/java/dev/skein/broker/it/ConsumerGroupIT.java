@@ -1,7 +1,10 @@
 package dev.skein.broker.it;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -11,7 +14,10 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.OffsetMetadataTooLarge;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -28,6 +34,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -205,6 +212,14 @@ class ConsumerGroupIT {
                 consumer.commitSync(Map.of(p0, new OffsetAndMetadata(20, "meta-0"), p1, new OffsetAndMetadata(35)));
             }
 
+            try (Admin admin = own.admin()) {
+                // deletions are persisted too: a deleted group and deleted offsets stay deleted
+                admin.alterConsumerGroupOffsets("g-deleted", Map.of(p0, new OffsetAndMetadata(1))).all().get();
+                admin.deleteConsumerGroups(List.of("g-deleted")).all().get();
+                admin.alterConsumerGroupOffsets("g-partly", Map.of(p0, new OffsetAndMetadata(2), p1, new OffsetAndMetadata(3))).all().get();
+                admin.deleteConsumerGroupOffsets("g-partly", Set.of(p0)).all().get();
+            }
+
             own.restart();
 
             try (Admin admin = own.admin()) {
@@ -214,6 +229,12 @@ class ConsumerGroupIT {
                 assertThat(committed.get(p0).offset()).isEqualTo(20);
                 assertThat(committed.get(p0).metadata()).isEqualTo("meta-0");
                 assertThat(committed.get(p1).offset()).isEqualTo(35);
+                ConsumerGroupDescription reloaded = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                assertThat(reloaded.groupState()).isEqualTo(GroupState.EMPTY);
+                assertThat(admin.listGroups().all().get()).extracting(GroupListing::groupId)
+                        .contains(group, "g-partly").doesNotContain("g-deleted");
+                assertThat(admin.listConsumerGroupOffsets("g-partly").partitionsToOffsetAndMetadata().get())
+                        .containsOnlyKeys(p1);
             }
             try (KafkaConsumer<String, String> consumer = own.consumer(group, Map.of())) {
                 consumer.subscribe(List.of(topic));
@@ -229,6 +250,115 @@ class ConsumerGroupIT {
         }
     }
 
+    @Test
+    void aGroupKeepsConsumingWithoutLossAcrossABrokerRestart() throws Exception {
+        try (TestBroker own = TestBroker.start(Map.of("group.min.session.timeout.ms", "1000"))) {
+            String topic = "restart-live";
+            try (Admin admin = own.admin()) {
+                admin.createTopics(List.of(new NewTopic(topic, 4, (short) 1))).all().get();
+            }
+            List<Member> members = new ArrayList<>();
+            try {
+                members.add(Member.start(own, "g-live", topic, "x", Map.of()));
+                members.add(Member.start(own, "g-live", topic, "y", Map.of()));
+                awaitBalanced(members, 4);
+                produce(own, topic, 0, 200);
+                await().atMost(WAIT).untilAsserted(() -> assertThat(received(members)).hasSize(200));
+
+                own.restart();
+
+                produce(own, topic, 200, 200);
+                await().atMost(WAIT).untilAsserted(() -> assertThat(received(members)).hasSize(400));
+                // every poll was committed before the restart, so nothing is re-delivered after it
+                assertExactlyOnce(members, topic, 4, 400);
+            } finally {
+                closeAll(members);
+            }
+        }
+    }
+
+    @Test
+    void aStaticMemberThatNeverReturnsIsRemovedAfterItsSessionTimeout() throws Exception {
+        String topic = "static-expiry";
+        createTopic(topic, 2);
+        List<Member> members = new ArrayList<>();
+        try {
+            members.add(Member.start(broker, "g-static-expiry", topic, "gone", Map.of(
+                    ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "gone", ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 2000)));
+            members.add(Member.start(broker, "g-static-expiry", topic, "stays", Map.of()));
+            awaitBalanced(members, 2);
+            Member gone = members.getFirst();
+            // a static member's close does not leave the group: only its session timeout removes it
+            gone.close();
+            await().atMost(WAIT).untilAsserted(() -> assertThat(members.get(1).assignment).hasSize(2));
+            produce(topic, 0, 50);
+            await().atMost(WAIT).untilAsserted(() -> assertThat(members.get(1).received).hasSize(50));
+        } finally {
+            closeAll(members);
+        }
+    }
+
+    @Test
+    void aSecondConsumerWithTheSameInstanceIdFencesTheFirst() throws Exception {
+        String topic = "fenced-instance";
+        createTopic(topic, 1);
+        Map<String, Object> sameInstance = Map.of(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "same");
+        try (KafkaConsumer<String, String> first = broker.consumer("g-fenced-instance", sameInstance);
+             KafkaConsumer<String, String> second = broker.consumer("g-fenced-instance", sameInstance)) {
+            first.subscribe(List.of(topic));
+            await().atMost(WAIT).untilAsserted(() -> {
+                first.poll(Duration.ofMillis(50));
+                assertThat(first.assignment()).hasSize(1);
+            });
+            second.subscribe(List.of(topic));
+            await().atMost(WAIT).untilAsserted(() -> {
+                second.poll(Duration.ofMillis(50));
+                assertThat(second.assignment()).hasSize(1);
+            });
+            await().atMost(WAIT).untilAsserted(() -> assertThatThrownBy(() -> {
+                first.poll(Duration.ofMillis(50));
+                first.commitSync();
+            }).isInstanceOf(FencedInstanceIdException.class));
+        }
+    }
+
+    @Test
+    void aMemberThatStopsPollingIsRemovedAndItsLateCommitFails() throws Exception {
+        String topic = "slow-member";
+        createTopic(topic, 2);
+        produce(topic, 0, 10);
+        try (KafkaConsumer<String, String> slow = broker.consumer("g-slow", Map.of(
+                ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 2000,
+                ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 300));
+             Admin admin = broker.admin()) {
+            slow.subscribe(List.of(topic));
+            List<ConsumerRecord<String, String>> got = new ArrayList<>();
+            await().atMost(WAIT).untilAsserted(() -> {
+                slow.poll(Duration.ofMillis(100)).forEach(got::add);
+                assertThat(got).hasSize(10);
+            });
+            // no poll for longer than max.poll.interval.ms: the client leaves and the group empties
+            await().atMost(WAIT).untilAsserted(() -> assertThat(admin.describeConsumerGroups(List.of("g-slow"))
+                    .all().get().get("g-slow").members()).isEmpty());
+            assertThatThrownBy(slow::commitSync).isInstanceOf(CommitFailedException.class);
+            assertThat(admin.listConsumerGroupOffsets("g-slow").partitionsToOffsetAndMetadata().get()).isEmpty();
+        }
+    }
+
+    @Test
+    void aCommitWithMetadataOverTheLimitIsRejected() throws Exception {
+        String topic = "big-metadata";
+        createTopic(topic, 1);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (KafkaConsumer<String, String> consumer = broker.consumer("g-big-metadata", Map.of())) {
+            consumer.assign(List.of(tp));
+            assertThatThrownBy(() -> consumer.commitSync(Map.of(tp, new OffsetAndMetadata(0, "x".repeat(5000)))))
+                    .isInstanceOf(OffsetMetadataTooLarge.class);
+            consumer.commitSync(Map.of(tp, new OffsetAndMetadata(0, "x".repeat(100))));
+            assertThat(consumer.committed(Set.of(tp)).get(tp).metadata()).hasSize(100);
+        }
+    }
+
     private static void createTopic(String topic, int partitions) throws Exception {
         try (Admin admin = broker.admin()) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
@@ -237,7 +367,11 @@ class ConsumerGroupIT {
 
     /** Produces values v{from}..v{from+count-1} round-robin over the partitions, keyless, acked. */
     private static void produce(String topic, int from, int count) throws Exception {
-        try (KafkaProducer<String, String> producer = broker.producer(Map.of())) {
+        produce(broker, topic, from, count);
+    }
+
+    private static void produce(TestBroker target, String topic, int from, int count) throws Exception {
+        try (KafkaProducer<String, String> producer = target.producer(Map.of())) {
             int partitions = producer.partitionsFor(topic).size();
             for (int i = from; i < from + count; i++) {
                 producer.send(new ProducerRecord<>(topic, i % partitions, null, "v" + i));
