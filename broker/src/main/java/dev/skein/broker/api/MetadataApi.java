@@ -54,12 +54,15 @@ final class MetadataApi {
         }
         boolean allowAutoCreate = version < 4 || request.allowAutoTopicCreation();
         for (MetadataRequestData.MetadataRequestTopic rt : request.topics()) {
-            if (rt.name() == null) {
-                Uuid id = rt.topicId();
-                TopicMetadata t = id == null ? null : image.topic(id);
+            // a topic asked for by id carries a non-zero id and a name that is null or "" (the
+            // field's default, which MetadataRequest.Builder.forTopicIds leaves in place)
+            Uuid id = rt.topicId();
+            if (id != null && !Uuid.ZERO_UUID.equals(id)) {
+                TopicMetadata t = image.topic(id);
                 response.topics().add(t != null ? topic(t, image)
                         : new MetadataResponseData.MetadataResponseTopic()
-                        .setTopicId(id == null ? Uuid.ZERO_UUID : id)
+                        .setName(version >= 12 ? null : "")
+                        .setTopicId(id)
                         .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code())
                         .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED));
                 continue;
