@@ -82,27 +82,10 @@ class FullDiskIT {
             }
             assertThat(failure).isInstanceOf(KafkaStorageException.class);
             assertThat(acked).isNotEmpty();
-            assertThat(readAll(broker)).containsExactlyElementsOf(acked);
+            assertThat(broker.readValues(new TopicPartition(TOPIC, 0))).containsExactlyElementsOf(acked);
         }
     }
 
-    private static List<String> readAll(TestBroker broker) {
-        TopicPartition tp = new TopicPartition(TOPIC, 0);
-        List<String> values = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = broker.consumer(null, Map.of("check.crcs", true))) {
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            long end = consumer.endOffsets(List.of(tp)).get(tp);
-            await().atMost(Duration.ofSeconds(30)).until(() -> {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                    assertThat(r.offset()).isEqualTo(values.size());
-                    values.add(r.value());
-                }
-                return consumer.position(tp) >= end;
-            });
-        }
-        return values;
-    }
 
     private static boolean run(String... command) throws Exception {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();

@@ -54,6 +54,15 @@ final class KafkaWire implements AutoCloseable {
         return (T) AbstractResponse.parseResponse(api, new ByteBufferAccessor(buf), version).data();
     }
 
+    /** True if the broker closed the connection without sending anything more. */
+    boolean readClosed() throws IOException {
+        try {
+            return in.read() == -1;
+        } catch (java.net.SocketException e) {
+            return true;
+        }
+    }
+
     <T extends ApiMessage> T call(ApiKeys api, short version, ApiMessage body) throws IOException {
         write(api, version, body);
         return read(api, version);

@@ -74,7 +74,7 @@ class RestartIT {
                     admin.listConsumerGroupOffsets("restart-group").partitionsToOffsetAndMetadata().get();
             assertThat(committed).containsEntry(tp0, new OffsetAndMetadata(123, "meta"));
         }
-        assertThat(readAll(tp0)).containsExactlyElementsOf(values);
+        assertThat(broker.readValues(tp0)).containsExactlyElementsOf(values);
         // appends continue at the old log end offset
         try (KafkaProducer<String, String> producer = broker.producer(Map.of())) {
             assertThat(producer.send(new ProducerRecord<>(topic, 0, "k", "after")).get().offset()).isEqualTo(500);
@@ -104,12 +104,12 @@ class RestartIT {
         broker.resume();
 
         assertThat(Files.size(lastSegment)).as("torn tail cut off").isEqualTo(sizeBefore);
-        assertThat(readAll(tp)).containsExactlyElementsOf(values);
+        assertThat(broker.readValues(tp)).containsExactlyElementsOf(values);
         try (KafkaProducer<String, String> producer = broker.producer(Map.of())) {
             assertThat(producer.send(new ProducerRecord<>(topic, 0, "k", "after")).get().offset()).isEqualTo(1000);
         }
         values.add("after");
-        assertThat(readAll(tp)).containsExactlyElementsOf(values);
+        assertThat(broker.readValues(tp)).containsExactlyElementsOf(values);
     }
 
     private List<String> produce(String topic, int partition, int n, String prefix) throws Exception {
@@ -134,20 +134,4 @@ class RestartIT {
         }
     }
 
-    private List<String> readAll(TopicPartition tp) {
-        List<String> values = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = broker.consumer(null, Map.of("check.crcs", true))) {
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            long end = consumer.endOffsets(List.of(tp)).get(tp);
-            await().atMost(Duration.ofSeconds(30)).until(() -> {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                    assertThat(r.offset()).isEqualTo(values.size());
-                    values.add(r.value());
-                }
-                return consumer.position(tp) >= end;
-            });
-        }
-        return values;
-    }
 }

@@ -25,6 +25,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.stream.Stream;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 /**
  * A real Skein broker in this JVM on a loopback port chosen by the OS, with its own log dir, and
  * factories for real Kafka clients pointed at it. Restartable on the same dir.
@@ -171,6 +174,28 @@ public final class TestBroker implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /**
+     * Reads one partition from its start to its current end with CRC checks on, asserting that
+     * offsets are dense; returns the values in offset order.
+     */
+    public List<String> readValues(TopicPartition tp) {
+        List<String> values = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = consumer(null, Map.of(ConsumerConfig.CHECK_CRCS_CONFIG, true))) {
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long start = consumer.position(tp);
+            long end = consumer.endOffsets(List.of(tp)).get(tp);
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                    assertThat(r.offset()).isEqualTo(start + values.size());
+                    values.add(r.value());
+                }
+                return consumer.position(tp) >= end;
+            });
+        }
+        return values;
     }
 
     @Override
