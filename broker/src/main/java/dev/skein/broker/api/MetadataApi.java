@@ -3,6 +3,7 @@ package dev.skein.broker.api;
 import dev.skein.broker.config.BrokerConfig;
 import dev.skein.broker.controller.Controller;
 import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
@@ -43,6 +44,9 @@ final class MetadataApi {
                 .setControllerId(image.controllerId())
                 .setClusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
         for (ClusterImage.BrokerInfo b : image.brokers()) {
+            if (b.fenced()) {
+                continue;
+            }
             response.brokers().add(new MetadataResponseData.MetadataResponseBroker()
                     .setNodeId(b.id()).setHost(b.host()).setPort(b.port()).setRack(b.rack()));
         }
@@ -105,17 +109,29 @@ final class MetadataApi {
                 .setTopicId(t.id())
                 .setIsInternal(t.isInternal())
                 .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
-        int leader = image.controllerId();
         for (int p = 0; p < t.partitionCount(); p++) {
+            PartitionRegistration r = t.partition(p);
             rt.partitions().add(new MetadataResponseData.MetadataResponsePartition()
                     .setPartitionIndex(p)
-                    .setLeaderId(leader)
-                    .setLeaderEpoch(0)
-                    .setReplicaNodes(List.of(leader))
-                    .setIsrNodes(List.of(leader))
-                    .setOfflineReplicas(Collections.emptyList()));
+                    .setErrorCode((r.hasLeader() ? Errors.NONE : Errors.LEADER_NOT_AVAILABLE).code())
+                    .setLeaderId(r.leader())
+                    .setLeaderEpoch(r.leaderEpoch())
+                    .setReplicaNodes(r.replicas())
+                    .setIsrNodes(r.isr())
+                    .setOfflineReplicas(offline(r, image)));
         }
         return rt;
+    }
+
+    /** Replicas on brokers that are not registered or are fenced. */
+    static List<Integer> offline(PartitionRegistration r, ClusterImage image) {
+        List<Integer> out = new ArrayList<>();
+        for (int b : r.replicas()) {
+            if (!image.isLive(b)) {
+                out.add(b);
+            }
+        }
+        return out;
     }
 
     DescribeClusterResponseData describeCluster(DescribeClusterRequestData request, short version) {
@@ -130,8 +146,12 @@ final class MetadataApi {
                     .setErrorMessage("Skein brokers describe the broker endpoints (type 1) only");
         }
         for (ClusterImage.BrokerInfo b : image.brokers()) {
+            if (b.fenced() && !(version >= 2 && request.includeFencedBrokers())) {
+                continue;
+            }
             response.brokers().add(new DescribeClusterResponseData.DescribeClusterBroker()
-                    .setBrokerId(b.id()).setHost(b.host()).setPort(b.port()).setRack(b.rack()).setIsFenced(false));
+                    .setBrokerId(b.id()).setHost(b.host()).setPort(b.port()).setRack(b.rack())
+                    .setIsFenced(version >= 2 && b.fenced()));
         }
         return response;
     }
@@ -174,7 +194,6 @@ final class MetadataApi {
                     new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic()
                             .setName(name).setTopicId(t.id()).setIsInternal(t.isInternal())
                             .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
-            int leader = image.controllerId();
             for (int p = first; p < t.partitionCount(); p++) {
                 if (budget <= 0) {
                     response.topics().add(rt);
@@ -182,11 +201,14 @@ final class MetadataApi {
                             .setTopicName(name).setPartitionIndex(p));
                     return response;
                 }
+                PartitionRegistration r = t.partition(p);
                 rt.partitions().add(new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition()
-                        .setPartitionIndex(p).setLeaderId(leader).setLeaderEpoch(0)
-                        .setReplicaNodes(List.of(leader)).setIsrNodes(List.of(leader))
+                        .setPartitionIndex(p)
+                        .setErrorCode((r.hasLeader() ? Errors.NONE : Errors.LEADER_NOT_AVAILABLE).code())
+                        .setLeaderId(r.leader()).setLeaderEpoch(r.leaderEpoch())
+                        .setReplicaNodes(r.replicas()).setIsrNodes(r.isr())
                         .setEligibleLeaderReplicas(List.of()).setLastKnownElr(List.of())
-                        .setOfflineReplicas(List.of()));
+                        .setOfflineReplicas(offline(r, image)));
                 budget--;
             }
             response.topics().add(rt);

@@ -9,6 +9,7 @@ import dev.skein.broker.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownLeaderEpochException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
@@ -46,6 +47,9 @@ final class OffsetsApi {
     }
 
     private static void checkEpoch(Partition p, int currentLeaderEpoch) {
+        if (!p.isLeader()) {
+            throw new NotLeaderOrFollowerException("This broker does not lead " + p.topicPartition());
+        }
         if (currentLeaderEpoch < 0) {
             return;
         }
@@ -137,7 +141,7 @@ final class OffsetsApi {
                 DeleteRecordsResponseData.DeleteRecordsPartitionResult r = new DeleteRecordsResponseData.DeleteRecordsPartitionResult()
                         .setPartitionIndex(dp.partitionIndex()).setLowWatermark(-1);
                 try {
-                    partition(image, t.name(), dp.partitionIndex());
+                    checkEpoch(partition(image, t.name(), dp.partitionIndex()), -1);
                     r.setLowWatermark(replicaManager.deleteRecords(new TopicPartition(t.name(), dp.partitionIndex()), dp.offset()));
                 } catch (ApiException e) {
                     r.setErrorCode(Errors.forException(e).code());

@@ -2,6 +2,7 @@ package dev.skein.broker.controller;
 
 import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
@@ -92,7 +93,7 @@ public final class LocalController implements Controller {
                 }
             });
             topics.put(e.getKey(), new TopicMetadata(e.getKey(), Uuid.fromString(f.get("id")),
-                    Integer.parseInt(f.get("partitions")), configs));
+                    singleReplicaPartitions(Integer.parseInt(f.get("partitions"))), configs));
         }
         log.info("Loaded metadata of {} topic(s) from {}", topics.size(), file);
     }
@@ -124,6 +125,11 @@ public final class LocalController implements Controller {
         } catch (IOException e) {
             throw new KafkaStorageException("Could not write cluster metadata to " + dir + ": " + e.getMessage(), e);
         }
+    }
+
+    /** On one broker every partition has this broker as its only replica, leader and ISR. */
+    private List<PartitionRegistration> singleReplicaPartitions(int count) {
+        return java.util.Collections.nCopies(count, PartitionRegistration.of(List.of(self.id())));
     }
 
     private ClusterImage buildImage() {
@@ -177,7 +183,7 @@ public final class LocalController implements Controller {
                     + " cannot be reached because only " + brokers + " broker(s) are registered.");
         }
         TopicConfigs.validate(configs);
-        TopicMetadata t = new TopicMetadata(name, Uuid.randomUuid(), partitions, configs);
+        TopicMetadata t = new TopicMetadata(name, Uuid.randomUuid(), singleReplicaPartitions(partitions), configs);
         if (!validateOnly) {
             Map<String, TopicMetadata> next = new LinkedHashMap<>(topics);
             next.put(name, t);
@@ -212,7 +218,7 @@ public final class LocalController implements Controller {
         if (newCount == t.partitionCount()) {
             throw new InvalidPartitionsException("Topic already has " + t.partitionCount() + " partitions.");
         }
-        TopicMetadata updated = t.withPartitionCount(newCount);
+        TopicMetadata updated = t.withPartitions(singleReplicaPartitions(newCount));
         if (!validateOnly) {
             Map<String, TopicMetadata> next = new LinkedHashMap<>(topics);
             next.put(topic, updated);

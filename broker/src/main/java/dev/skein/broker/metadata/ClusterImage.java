@@ -68,7 +68,19 @@ public final class ClusterImage {
         return topicsById.get(id);
     }
 
-    /** A broker as clients see it. */
-    public record BrokerInfo(int id, String host, int port, String rack) {
+    /** Brokers that may lead or follow: registered and not fenced. */
+    public boolean isLive(int brokerId) {
+        BrokerInfo b = broker(brokerId);
+        return b != null && !b.fenced();
+    }
+
+    /**
+     * A registered broker: its endpoint as clients see it, its rack, the incarnation of its log dir
+     * (a broker that lost its disk comes back as a new incarnation) and whether it is fenced.
+     */
+    public record BrokerInfo(int id, String host, int port, String rack, Uuid incarnation, boolean fenced) {
+        public BrokerInfo(int id, String host, int port, String rack) {
+            this(id, host, port, rack, Uuid.ZERO_UUID, false);
+        }
     }
 }

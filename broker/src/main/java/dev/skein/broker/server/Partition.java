@@ -1,5 +1,6 @@
 package dev.skein.broker.server;
 
+import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -13,15 +14,32 @@ public final class Partition {
     private final TopicPartition topicPartition;
     private final Uuid topicId;
     private final PartitionLog log;
-    private final int leaderEpoch;
+    private volatile PartitionRegistration registration;
+    private volatile boolean leader;
     private volatile long highWatermark;
 
-    Partition(TopicPartition topicPartition, Uuid topicId, PartitionLog log, int leaderEpoch) {
+    Partition(TopicPartition topicPartition, Uuid topicId, PartitionLog log, PartitionRegistration registration,
+              int localBrokerId) {
         this.topicPartition = topicPartition;
         this.topicId = topicId;
         this.log = log;
-        this.leaderEpoch = leaderEpoch;
         this.highWatermark = log.logEndOffset();
+        update(registration, localBrokerId);
+    }
+
+    /** Applies the controller's latest decision about this partition. */
+    void update(PartitionRegistration registration, int localBrokerId) {
+        this.registration = registration;
+        this.leader = registration.leader() == localBrokerId;
+    }
+
+    public PartitionRegistration registration() {
+        return registration;
+    }
+
+    /** True if this broker leads the partition: it takes produce and consumer fetches. */
+    public boolean isLeader() {
+        return leader;
     }
 
     public TopicPartition topicPartition() {
@@ -37,7 +55,7 @@ public final class Partition {
     }
 
     public int leaderEpoch() {
-        return leaderEpoch;
+        return registration.leaderEpoch();
     }
 
     /** Consumers read up to here (exclusive); equal to the log end offset while the ISR is this broker alone. */
@@ -45,9 +63,9 @@ public final class Partition {
         return highWatermark;
     }
 
-    /** The in-sync replica count (this broker alone until replication lands). */
+    /** The size of the in-sync replica set the controller last recorded. */
     public int inSyncReplicaCount() {
-        return 1;
+        return registration.isr().size();
     }
 
     void advanceHighWatermark() {

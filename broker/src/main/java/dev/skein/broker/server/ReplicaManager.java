@@ -2,6 +2,7 @@ package dev.skein.broker.server;
 
 import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
 import dev.skein.broker.storage.LogAppendInfo;
 import dev.skein.broker.storage.LogConfig;
@@ -40,6 +41,7 @@ import java.util.concurrent.TimeUnit;
 public final class ReplicaManager implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReplicaManager.class);
 
+    private final int brokerId;
     private final LogManager logManager;
     private final Map<String, String> brokerTopicDefaults;
     private final Time time;
@@ -53,8 +55,9 @@ public final class ReplicaManager implements AutoCloseable {
     private final Map<String, Counter> messagesIn = new ConcurrentHashMap<>();
     private volatile ClusterImage image;
 
-    public ReplicaManager(LogManager logManager, Map<String, String> brokerTopicDefaults, Time time,
+    public ReplicaManager(int brokerId, LogManager logManager, Map<String, String> brokerTopicDefaults, Time time,
                           ScheduledExecutorService timer, Executor fetchCompletionPool, MeterRegistry registry) {
+        this.brokerId = brokerId;
         this.logManager = logManager;
         this.brokerTopicDefaults = Map.copyOf(brokerTopicDefaults);
         this.time = time;
@@ -78,10 +81,15 @@ public final class ReplicaManager implements AutoCloseable {
         for (TopicMetadata t : next.topics()) {
             LogConfig config = logConfig(t);
             for (int p = 0; p < t.partitionCount(); p++) {
+                PartitionRegistration registration = t.partition(p);
+                if (!registration.isReplica(brokerId)) {
+                    continue;
+                }
                 TopicPartition tp = new TopicPartition(t.name(), p);
                 wanted.add(tp);
                 Partition existing = partitions.get(tp);
                 if (existing != null && existing.topicId().equals(t.id())) {
+                    existing.update(registration, brokerId);
                     if (!existing.log().config().equals(config)) {
                         existing.log().updateConfig(config);
                     }
@@ -92,7 +100,7 @@ public final class ReplicaManager implements AutoCloseable {
                 }
                 try {
                     PartitionLog l = logManager.getOrCreate(tp, t.id(), config);
-                    partitions.put(tp, new Partition(tp, t.id(), l, 0));
+                    partitions.put(tp, new Partition(tp, t.id(), l, registration, brokerId));
                     registerGauges(tp);
                 } catch (IOException e) {
                     log.error("Could not open the log of {}: {}", tp, e.toString());
@@ -177,6 +185,9 @@ public final class ReplicaManager implements AutoCloseable {
         Partition p = partitions.get(tp);
         if (p == null) {
             return ProduceResult.error(Errors.UNKNOWN_TOPIC_OR_PARTITION, null);
+        }
+        if (!p.isLeader()) {
+            return ProduceResult.error(Errors.NOT_LEADER_OR_FOLLOWER, "Broker " + brokerId + " is not the leader of " + tp);
         }
         if (acks == -1) {
             TopicMetadata topic = image.topic(tp.topic());
@@ -299,6 +310,9 @@ public final class ReplicaManager implements AutoCloseable {
         if (p == null || !p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
             return FetchResult.error(r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)
                     ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID);
+        }
+        if (!p.isLeader()) {
+            return FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER);
         }
         Optional<Integer> epoch = r.currentLeaderEpoch();
         if (epoch.isPresent() && epoch.get() >= 0) {

@@ -107,7 +107,7 @@ public final class SkeinBroker implements AutoCloseable {
         LogManager logManager = new LogManager(config.logDirs(), time);
         resources.add(logManager);
         logManager.scan();
-        replicaManager = new ReplicaManager(logManager, config.topicConfigDefaults(), time, scheduler, purgatory, registry);
+        replicaManager = new ReplicaManager(config.nodeId(), logManager, config.topicConfigDefaults(), time, scheduler, purgatory, registry);
         resources.add(replicaManager);
         replicaManager.applyImage(controller.image());
         controller.addListener(replicaManager::applyImage);
