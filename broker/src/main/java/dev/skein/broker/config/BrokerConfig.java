@@ -92,6 +92,19 @@ public final class BrokerConfig {
     public static final String GROUP_MAX_SIZE = "group.max.size";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
+    public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
+    public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
+    public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
+    public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS = "leader.imbalance.check.interval.seconds";
+    public static final String REPLICA_FETCH_MAX_BYTES = "replica.fetch.max.bytes";
+    public static final String REPLICA_FETCH_RESPONSE_MAX_BYTES = "replica.fetch.response.max.bytes";
+    public static final String REPLICA_FETCH_WAIT_MAX_MS = "replica.fetch.wait.max.ms";
+    public static final String REPLICA_FETCH_MIN_BYTES = "replica.fetch.min.bytes";
+    public static final String REPLICA_FETCH_BACKOFF_MS = "replica.fetch.backoff.ms";
+    public static final String NUM_REPLICA_FETCHERS = "num.replica.fetchers";
+    public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
+    public static final String LEADER_REPLICATION_THROTTLED_RATE = "leader.replication.throttled.rate";
+    public static final String FOLLOWER_REPLICATION_THROTTLED_RATE = "follower.replication.throttled.rate";
     public static final String HTTP_PORT = "skein.http.port";
     public static final String CLUSTER_ID = "skein.cluster.id";
 
@@ -152,6 +165,19 @@ public final class BrokerConfig {
             .define(GROUP_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Maximum members per group.")
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, MEDIUM, "Follower lag before it leaves the ISR.")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Allow out-of-sync replicas to lead.")
+            .define(BROKER_SESSION_TIMEOUT_MS, INT, 9000, atLeast(1), HIGH, "A broker without a heartbeat for this long is fenced.")
+            .define(BROKER_HEARTBEAT_INTERVAL_MS, INT, 2000, atLeast(1), MEDIUM, "How often a broker heartbeats to the controller.")
+            .define(AUTO_LEADER_REBALANCE_ENABLE, BOOLEAN, true, HIGH, "Move leadership back to preferred replicas.")
+            .define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, LONG, 300L, atLeast(1), HIGH, "How often leader imbalance is checked.")
+            .define(REPLICA_FETCH_MAX_BYTES, INT, 1024 * 1024, atLeast(0), MEDIUM, "Bytes a follower fetches per partition.")
+            .define(REPLICA_FETCH_RESPONSE_MAX_BYTES, INT, 10 * 1024 * 1024, atLeast(0), MEDIUM, "Bytes a follower fetches per request.")
+            .define(REPLICA_FETCH_WAIT_MAX_MS, INT, 500, atLeast(0), MEDIUM, "Follower fetch long-poll.")
+            .define(REPLICA_FETCH_MIN_BYTES, INT, 1, atLeast(1), MEDIUM, "Follower fetch minimum bytes.")
+            .define(REPLICA_FETCH_BACKOFF_MS, INT, 1000, atLeast(0), MEDIUM, "Back-off after a failed follower fetch.")
+            .define(NUM_REPLICA_FETCHERS, INT, 1, atLeast(1), HIGH, "Fetcher threads per source broker.")
+            .define(REPLICA_SOCKET_TIMEOUT_MS, INT, 30_000, atLeast(1), HIGH, "Follower fetch request timeout.")
+            .define(LEADER_REPLICATION_THROTTLED_RATE, LONG, Long.MAX_VALUE, atLeast(1), MEDIUM, "Leader-side re-replication throttle, bytes/s.")
+            .define(FOLLOWER_REPLICATION_THROTTLED_RATE, LONG, Long.MAX_VALUE, atLeast(1), MEDIUM, "Follower-side re-replication throttle, bytes/s.")
             .define(HTTP_PORT, INT, 9644, between(-1, 65535), MEDIUM,
                     "Port of the HTTP server with /metrics, /healthz and /readyz; 0 picks a free port, -1 disables it.")
             .define(CLUSTER_ID, STRING, null, LOW, "Cluster id written when the log dir is first formatted.");

@@ -1,9 +1,12 @@
 package dev.skein.broker.controller;
 
 import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -35,6 +38,26 @@ public interface Controller extends AutoCloseable {
 
     /** Allocates a producer id never handed out before in this cluster. */
     long allocateProducerId();
+
+    /**
+     * Registers a broker (or re-registers it after a restart) with its endpoint, rack and the
+     * incarnation of its log dir; returns the broker epoch its heartbeats must carry. A broker with
+     * a new incarnation (an empty disk) is removed from every ISR: it must catch up again.
+     */
+    long registerBroker(ClusterImage.BrokerInfo broker);
+
+    /** Keeps a registered broker unfenced; {@code wantShutdown} asks to move its leaderships away first. */
+    BrokerHeartbeat heartbeat(int brokerId, long brokerEpoch, boolean wantShutdown);
+
+    /**
+     * A leader's change of the ISR, applied only if {@code leaderEpoch} and {@code partitionEpoch}
+     * match the current registration (compare-and-set); returns the new registration.
+     *
+     * @throws org.apache.kafka.common.errors.FencedLeaderEpochException if the leader epoch is stale
+     * @throws org.apache.kafka.common.errors.InvalidUpdateVersionException if the partition epoch is stale
+     */
+    PartitionRegistration alterPartition(TopicPartition partition, int leaderId, int leaderEpoch, int partitionEpoch,
+                                         List<Integer> newIsr);
 
     @Override
     void close();

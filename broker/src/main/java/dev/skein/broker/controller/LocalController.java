@@ -256,6 +256,36 @@ public final class LocalController implements Controller {
     }
 
     @Override
+    public long registerBroker(ClusterImage.BrokerInfo broker) {
+        if (broker.id() != self.id()) {
+            throw new org.apache.kafka.common.errors.InvalidRequestException("A single-node cluster has broker "
+                    + self.id() + " only, not " + broker.id());
+        }
+        return 0;
+    }
+
+    @Override
+    public BrokerHeartbeat heartbeat(int brokerId, long brokerEpoch, boolean wantShutdown) {
+        return new BrokerHeartbeat(false, true);
+    }
+
+    /** On one broker the ISR is the broker itself and cannot change. */
+    @Override
+    public PartitionRegistration alterPartition(org.apache.kafka.common.TopicPartition partition, int leaderId,
+                                                int leaderEpoch, int partitionEpoch, List<Integer> newIsr) {
+        TopicMetadata t = topics.get(partition.topic());
+        PartitionRegistration current = t == null ? null : t.partition(partition.partition());
+        if (current == null) {
+            throw new UnknownTopicOrPartitionException("Unknown partition " + partition);
+        }
+        if (!newIsr.equals(current.isr())) {
+            throw new org.apache.kafka.common.errors.InvalidRequestException("The ISR of a single-node partition is "
+                    + current.isr());
+        }
+        return current;
+    }
+
+    @Override
     public void close() {
         listeners.clear();
     }
