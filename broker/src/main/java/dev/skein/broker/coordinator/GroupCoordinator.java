@@ -58,6 +58,9 @@ public final class GroupCoordinator implements AutoCloseable {
     private final CoordinatorState state;
     private volatile Status status = Status.NEW;
     private Thread thread;
+    /** Guards {@link #drained}: once close has drained the queue, late store continuations run inline. */
+    private final Object lateEvents = new Object();
+    private boolean drained;
 
     public GroupCoordinator(GroupConfig config, OffsetStore store, Time time) {
         this.store = store;
@@ -114,13 +117,26 @@ public final class GroupCoordinator implements AutoCloseable {
             }
             state.shutdown();
         }
-        List<Runnable> leftover = new ArrayList<>();
-        events.drainTo(leftover);
-        leftover.forEach(GroupCoordinator::runSafely);
+        synchronized (lateEvents) {
+            List<Runnable> leftover = new ArrayList<>();
+            events.drainTo(leftover);
+            leftover.forEach(GroupCoordinator::runSafely);
+            drained = true;
+        }
     }
 
+    /**
+     * Hands a store continuation to the coordinator thread. After close it runs inline, serialised by a
+     * lock, so a request waiting for a durable append is still answered.
+     */
     private void enqueue(Runnable event) {
-        events.add(event);
+        synchronized (lateEvents) {
+            if (drained) {
+                runSafely(event);
+                return;
+            }
+            events.add(event);
+        }
     }
 
     private void run() {
