@@ -469,4 +469,55 @@ class GroupMembershipTest {
         assertThat(c.getNow(null).protocolName()).isEqualTo("sticky");
         assertThat(b.getNow(null).protocolName()).isEqualTo("sticky");
     }
+
+    @Test
+    void newMemberJoiningDuringCompletingRebalanceFailsParkedSyncsWithRebalanceInProgress() {
+        CompletableFuture<JoinGroupResponseData> a = h.joinDynamic("g");
+        CompletableFuture<JoinGroupResponseData> b = h.joinDynamic("g");
+        h.advance(3000);
+        h.advance(3000);
+        JoinGroupResponseData follower = Harness.done(a).leader().equals(Harness.done(a).memberId()) ? Harness.done(b) : Harness.done(a);
+        CompletableFuture<SyncGroupResponseData> parkedSync = h.sync("g", follower.memberId(), 1, Map.of());
+        assertThat(parkedSync).isNotDone();
+        CompletableFuture<JoinGroupResponseData> c = h.joinDynamic("g");
+        assertThat(error(Harness.done(parkedSync))).isEqualTo(Errors.REBALANCE_IN_PROGRESS);
+        assertThat(h.stateOf("g")).isEqualTo(GroupState.PREPARING_REBALANCE);
+        assertThat(c).isNotDone();
+    }
+
+    @Test
+    void memberParkedInJoinIsNotExpiredBySessionTimeout() {
+        List<JoinGroupResponseData> rs = formGroup("g", 2);
+        // One member rejoins (with new metadata) and waits for the other, which keeps heartbeating.
+        CompletableFuture<JoinGroupResponseData> j = h.join(joinRequest("g", rs.get(0).memberId())
+                .setProtocols(Harness.protocols("range", "sticky")));
+        for (int t = 0; t < 2 * Harness.SESSION_MS; t += 2000) {
+            h.advance(2000);
+            h.heartbeat("g", rs.get(1).memberId(), 1);
+        }
+        assertThat(h.state.group("g").hasMember(rs.get(0).memberId())).isTrue();
+        CompletableFuture<JoinGroupResponseData> other = h.join(joinRequest("g", rs.get(1).memberId()));
+        assertThat(Harness.done(j).generationId()).isEqualTo(2);
+        assertThat(Harness.done(other).generationId()).isEqualTo(2);
+    }
+
+    @Test
+    void describeShowsStaticMembersInstanceIds() {
+        CompletableFuture<JoinGroupResponseData> a = h.joinStatic("g", "", "instance-a");
+        h.advance(3000);
+        syncAll("g", List.of(Harness.done(a)));
+        var described = h.state.describeGroups(new org.apache.kafka.common.message.DescribeGroupsRequestData()
+                .setGroups(List.of("g")), (short) 5).groups().get(0);
+        assertThat(described.members()).singleElement().satisfies(m -> assertThat(m.groupInstanceId()).isEqualTo("instance-a"));
+    }
+
+    @Test
+    void staticMemberThatStopsHeartbeatingIsRemovedAfterSessionTimeout() {
+        CompletableFuture<JoinGroupResponseData> a = h.joinStatic("g", "", "instance-a");
+        h.advance(3000);
+        syncAll("g", List.of(Harness.done(a)));
+        h.advance(Harness.SESSION_MS);
+        assertThat(h.stateOf("g")).isEqualTo(GroupState.EMPTY);
+        assertThat(h.state.group("g").staticMemberId("instance-a")).isNull();
+    }
 }
