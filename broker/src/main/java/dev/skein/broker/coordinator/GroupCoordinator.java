@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * {@link CoordinatorState#poll} for timers (session, rebalance, initial delay, offset expiry) and
  * waits on the queue until the next deadline. Before {@link #start} has loaded the store every API
  * answers COORDINATOR_LOAD_IN_PROGRESS (Heartbeat: NONE, as Kafka); after {@link #close},
- * NOT_COORDINATOR.
+ * COORDINATOR_NOT_AVAILABLE (requests parked or queued at close: NOT_COORDINATOR).
  */
 public final class GroupCoordinator implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GroupCoordinator.class);
@@ -184,7 +184,7 @@ public final class GroupCoordinator implements AutoCloseable {
             return CompletableFuture.completedFuture(onError.apply(whileLoading));
         }
         if (s == Status.CLOSED) {
-            return CompletableFuture.completedFuture(onError.apply(Errors.NOT_COORDINATOR));
+            return CompletableFuture.completedFuture(onError.apply(Errors.COORDINATOR_NOT_AVAILABLE));
         }
         CompletableFuture<T> result = new CompletableFuture<>();
         events.add(() -> {

@@ -112,7 +112,7 @@ class GroupCoordinatorTest {
     }
 
     @Test
-    void closeAnswersParkedJoinsAndLaterRequestsWithNotCoordinator() throws Exception {
+    void closeAnswersParkedJoinsWithNotCoordinatorAndLaterRequestsWithCoordinatorNotAvailable() throws Exception {
         coordinator = new GroupCoordinator(new GroupConfig(100, 60_000, 60_000, Integer.MAX_VALUE, 7L * 24 * 3600 * 1000, 600_000),
                 new AsyncStore(), Time.SYSTEM);
         coordinator.start();
@@ -124,6 +124,6 @@ class GroupCoordinatorTest {
         coordinator.close();
         assertThat(parked.get().errorCode()).isEqualTo(Errors.NOT_COORDINATOR.code());
         assertThat(coordinator.heartbeat(new HeartbeatRequestData().setGroupId("g"), (short) 4).get().errorCode())
-                .isEqualTo(Errors.NOT_COORDINATOR.code());
+                .isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE.code());
     }
 }

@@ -170,9 +170,13 @@ class OffsetCommitTest {
     }
 
     @Test
-    void fetchWithEmptyGroupIdIsInvalidGroupId() {
+    void fetchWithEmptyGroupIdIsAnsweredAsAnUnknownGroup() {
         OffsetFetchResponseData r = h.state.fetchOffsets(new OffsetFetchRequestData().setGroupId("").setTopics(null), (short) 5);
-        assertThat(r.errorCode()).isEqualTo(Errors.INVALID_GROUP_ID.code());
+        assertThat(r.errorCode()).isEqualTo(Errors.NONE.code());
+        assertThat(r.topics()).isEmpty();
+        OffsetFetchResponseData v8 = h.state.fetchOffsets(new OffsetFetchRequestData().setGroups(List.of(
+                new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(null).setTopics(null))), (short) 8);
+        assertThat(v8.groups().get(0).errorCode()).isEqualTo(Errors.INVALID_GROUP_ID.code());
     }
 
     @Test
