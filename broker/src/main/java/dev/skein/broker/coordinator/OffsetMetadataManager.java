@@ -75,6 +75,9 @@ final class OffsetMetadataManager {
         if (error != Errors.NONE) {
             return CompletableFuture.completedFuture(ErrorResponses.commit(req, version, error));
         }
+        if (req.memberId() != null && !req.memberId().isEmpty()) {
+            groups.maintainSessionOnCommit(group, req.memberId(), nowMs);
+        }
 
         long expireTimestampMs = version >= 2 && version <= 4 && req.retentionTimeMs() != -1 ? nowMs + req.retentionTimeMs() : -1;
         OffsetCommitResponseData resp = new OffsetCommitResponseData();

@@ -277,6 +277,16 @@ class OffsetCommitTest {
         assertThat(reloaded.committed("g2", "kept", 0)).isEqualTo(5);
     }
 
+    @Test
+    void commitsKeepTheMemberSessionAliveLikeHeartbeats() {
+        String m = stableGroup("g");
+        for (int i = 0; i < 5; i++) {
+            h.advance(Harness.SESSION_MS - 1000);
+            assertThat(h.commit("g", m, 1, "topic-a", 0, i)).isEqualTo(Errors.NONE);
+        }
+        assertThat(h.stateOf("g")).isEqualTo(GroupState.STABLE);
+    }
+
     static OffsetDeleteRequestData deleteRequest(String groupId, String... topics) {
         OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection c = new OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection();
         for (String t : topics) {
