@@ -858,7 +858,7 @@ final class GroupMetadataManager {
         DeleteGroupsResponseData resp = new DeleteGroupsResponseData();
         List<CompletableFuture<Void>> pending = new ArrayList<>();
         for (String groupId : req.groupsNames()) {
-            if (resp.results().find(groupId) != null) {
+            if (groupId != null && resp.results().find(groupId) != null) {
                 continue;
             }
             DeleteGroupsResponseData.DeletableGroupResult result = new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(groupId);
