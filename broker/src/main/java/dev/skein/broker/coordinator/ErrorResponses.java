@@ -131,7 +131,7 @@ final class ErrorResponses {
     static DeleteGroupsResponseData deleteGroups(DeleteGroupsRequestData req, Errors error) {
         DeleteGroupsResponseData resp = new DeleteGroupsResponseData();
         for (String g : req.groupsNames()) {
-            if (resp.results().find(g) == null) {
+            if (g == null || resp.results().find(g) == null) {
                 resp.results().add(new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(g).setErrorCode(error.code()));
             }
         }

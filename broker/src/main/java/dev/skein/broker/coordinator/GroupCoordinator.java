@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * {@link CoordinatorState#poll} for timers (session, rebalance, initial delay, offset expiry) and
  * waits on the queue until the next deadline. Before {@link #start} has loaded the store every API
  * answers COORDINATOR_LOAD_IN_PROGRESS (Heartbeat: NONE, as Kafka); after {@link #close},
- * NOT_COORDINATOR.
+ * COORDINATOR_NOT_AVAILABLE (requests parked or queued at close: NOT_COORDINATOR).
  */
 public final class GroupCoordinator implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GroupCoordinator.class);
@@ -58,6 +58,9 @@ public final class GroupCoordinator implements AutoCloseable {
     private final CoordinatorState state;
     private volatile Status status = Status.NEW;
     private Thread thread;
+    /** Guards {@link #drained}: once close has drained the queue, late store continuations run inline. */
+    private final Object lateEvents = new Object();
+    private boolean drained;
 
     public GroupCoordinator(GroupConfig config, OffsetStore store, Time time) {
         this.store = store;
@@ -114,13 +117,26 @@ public final class GroupCoordinator implements AutoCloseable {
             }
             state.shutdown();
         }
-        List<Runnable> leftover = new ArrayList<>();
-        events.drainTo(leftover);
-        leftover.forEach(GroupCoordinator::runSafely);
+        synchronized (lateEvents) {
+            List<Runnable> leftover = new ArrayList<>();
+            events.drainTo(leftover);
+            leftover.forEach(GroupCoordinator::runSafely);
+            drained = true;
+        }
     }
 
+    /**
+     * Hands a store continuation to the coordinator thread. After close it runs inline, serialised by a
+     * lock, so a request waiting for a durable append is still answered.
+     */
     private void enqueue(Runnable event) {
-        events.add(event);
+        synchronized (lateEvents) {
+            if (drained) {
+                runSafely(event);
+                return;
+            }
+            events.add(event);
+        }
     }
 
     private void run() {
@@ -168,7 +184,7 @@ public final class GroupCoordinator implements AutoCloseable {
             return CompletableFuture.completedFuture(onError.apply(whileLoading));
         }
         if (s == Status.CLOSED) {
-            return CompletableFuture.completedFuture(onError.apply(Errors.NOT_COORDINATOR));
+            return CompletableFuture.completedFuture(onError.apply(Errors.COORDINATOR_NOT_AVAILABLE));
         }
         CompletableFuture<T> result = new CompletableFuture<>();
         events.add(() -> {

@@ -539,6 +539,16 @@ final class GroupMetadataManager {
 
     // ---------------------------------------------------------------- session timeouts
 
+    /** As in Kafka's classic protocol, an accepted offset commit also keeps the member's session alive. */
+    void maintainSessionOnCommit(ClassicGroup group, String memberId, long nowMs) {
+        if (group.isInState(GroupState.STABLE) || group.isInState(GroupState.PREPARING_REBALANCE)) {
+            GroupMember member = group.member(memberId);
+            if (member != null) {
+                scheduleHeartbeat(group, member, member.sessionTimeoutMs(), nowMs);
+            }
+        }
+    }
+
     private void scheduleHeartbeat(ClassicGroup group, GroupMember member, int timeoutMs, long nowMs) {
         String groupId = group.groupId();
         String memberId = member.memberId();
@@ -848,7 +858,7 @@ final class GroupMetadataManager {
         DeleteGroupsResponseData resp = new DeleteGroupsResponseData();
         List<CompletableFuture<Void>> pending = new ArrayList<>();
         for (String groupId : req.groupsNames()) {
-            if (resp.results().find(groupId) != null) {
+            if (groupId != null && resp.results().find(groupId) != null) {
                 continue;
             }
             DeleteGroupsResponseData.DeletableGroupResult result = new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(groupId);

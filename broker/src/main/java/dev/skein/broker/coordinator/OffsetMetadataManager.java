@@ -75,6 +75,9 @@ final class OffsetMetadataManager {
         if (error != Errors.NONE) {
             return CompletableFuture.completedFuture(ErrorResponses.commit(req, version, error));
         }
+        if (req.memberId() != null && !req.memberId().isEmpty()) {
+            groups.maintainSessionOnCommit(group, req.memberId(), nowMs);
+        }
 
         long expireTimestampMs = version >= 2 && version <= 4 && req.retentionTimeMs() != -1 ? nowMs + req.retentionTimeMs() : -1;
         OffsetCommitResponseData resp = new OffsetCommitResponseData();
@@ -176,7 +179,7 @@ final class OffsetMetadataManager {
             for (OffsetFetchRequestData.OffsetFetchRequestGroup g : req.groups()) {
                 OffsetFetchResponseData.OffsetFetchResponseGroup rg = new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId());
                 resp.groups().add(rg);
-                if (g.groupId() == null || g.groupId().isEmpty()) {
+                if (g.groupId() == null) {
                     rg.setErrorCode(Errors.INVALID_GROUP_ID.code());
                     continue;
                 }
@@ -208,7 +211,8 @@ final class OffsetMetadataManager {
             }
             return resp;
         }
-        if (req.groupId() == null || req.groupId().isEmpty()) {
+        // As Kafka, for backwards compatibility the empty group id is a valid group to fetch from.
+        if (req.groupId() == null) {
             return ErrorResponses.fetch(req, version, Errors.INVALID_GROUP_ID);
         }
         List<TopicOffsets> requested = null;
