@@ -11,7 +11,7 @@ import java.util.Map;
 /**
  * The APIs this broker implements and the version range of each: what ApiVersions advertises and
  * nothing more. Ranges start at the codec's oldest version (Kafka 4's post-KIP-896 minimums) and end
- * at its newest, except where a newer version needs a feature Skein does not have yet.
+ * at its newest.
  */
 public final class SupportedApis {
     private static final Map<ApiKeys, Short> MAX = new EnumMap<>(ApiKeys.class);
@@ -28,9 +28,6 @@ public final class SupportedApis {
                 ApiKeys.OFFSET_DELETE}) {
             MAX.put(api, api.latestVersion());
         }
-        // v10 of the offset APIs identifies topics by id only (KIP-848 consumer protocol)
-        MAX.put(ApiKeys.OFFSET_COMMIT, (short) 9);
-        MAX.put(ApiKeys.OFFSET_FETCH, (short) 9);
     }
 
     private SupportedApis() {

@@ -126,6 +126,13 @@ public final class SkeinBroker implements AutoCloseable {
             var t = controller.image().topic(topic);
             return t != null && partition >= 0 && partition < t.partitionCount();
         });
+        coordinator.setTopicIds(id -> {
+            var t = controller.image().topic(id);
+            return t == null ? null : t.name();
+        }, name -> {
+            var t = controller.image().topic(name);
+            return t == null ? null : t.id();
+        });
         resources.add(coordinator);
         coordinator.start();
 
