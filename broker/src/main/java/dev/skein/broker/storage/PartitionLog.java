@@ -33,6 +33,11 @@ import java.util.stream.Stream;
  * and segment replacement are serialized on an internal lock; reads take no lock and see only fully written
  * batches. No thread is started: the broker calls {@link #applyRetention}, {@link #maybeFlush} and
  * {@link LogCleaner#clean} on its own schedule.
+ *
+ * <p>This class owns the log's state and lock and coordinates its parts: {@link LogLoader} (opening and crash
+ * recovery), {@link AppendValidator} and {@link AppendBatches} (checking and stamping appended batches),
+ * {@link LogReader} (the lock-free read path), {@link RetentionPolicy} and {@link PendingDeletes} (which segments
+ * to delete, and their delayed file removal) and {@link ProducerSnapshots} (producer-state snapshot files).
  */
 public final class PartitionLog implements Closeable {
     static final String CLEAN_SHUTDOWN = "clean.shutdown";
