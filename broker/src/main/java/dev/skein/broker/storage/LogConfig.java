@@ -42,56 +42,142 @@ public record LogConfig(
 
     /** Kafka's defaults, for tests and tools that need a plain log. */
     public static LogConfig defaults() {
-        return new LogConfig(1 << 30, 7L * 24 * 3600 * 1000, 10 * 1024 * 1024, 4096,
-                7L * 24 * 3600 * 1000, -1L, true, false, 24L * 3600 * 1000, 0L, 0.5,
-                Long.MAX_VALUE, Long.MAX_VALUE, 1024 * 1024 + 12, false, 60_000L);
+        return builder().build();
     }
 
-    public LogConfig withSegmentBytes(int v) {
-        return new LogConfig(v, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
-                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
-                flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
+    /** A builder starting from {@link #defaults()}. */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    public LogConfig withRetention(long ms, long bytes) {
-        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, ms, bytes,
-                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
-                flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
+    /** A builder starting from this configuration. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.segmentBytes = segmentBytes;
+        b.segmentMs = segmentMs;
+        b.segmentIndexBytes = segmentIndexBytes;
+        b.indexIntervalBytes = indexIntervalBytes;
+        b.retentionMs = retentionMs;
+        b.retentionBytes = retentionBytes;
+        b.cleanupDelete = cleanupDelete;
+        b.cleanupCompact = cleanupCompact;
+        b.deleteRetentionMs = deleteRetentionMs;
+        b.minCompactionLagMs = minCompactionLagMs;
+        b.minCleanableDirtyRatio = minCleanableDirtyRatio;
+        b.flushMessages = flushMessages;
+        b.flushMs = flushMs;
+        b.maxMessageBytes = maxMessageBytes;
+        b.logAppendTime = logAppendTime;
+        b.fileDeleteDelayMs = fileDeleteDelayMs;
+        return b;
     }
 
-    public LogConfig withCleanup(boolean delete, boolean compact, long deleteRetentionMs) {
-        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
-                delete, compact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
-                flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
-    }
+    /** Builds a {@link LogConfig} one field at a time; unset fields keep Kafka's defaults. */
+    public static final class Builder {
+        private int segmentBytes = 1 << 30;
+        private long segmentMs = 7L * 24 * 3600 * 1000;
+        private int segmentIndexBytes = 10 * 1024 * 1024;
+        private int indexIntervalBytes = 4096;
+        private long retentionMs = 7L * 24 * 3600 * 1000;
+        private long retentionBytes = -1L;
+        private boolean cleanupDelete = true;
+        private boolean cleanupCompact = false;
+        private long deleteRetentionMs = 24L * 3600 * 1000;
+        private long minCompactionLagMs = 0L;
+        private double minCleanableDirtyRatio = 0.5;
+        private long flushMessages = Long.MAX_VALUE;
+        private long flushMs = Long.MAX_VALUE;
+        private int maxMessageBytes = 1024 * 1024 + 12;
+        private boolean logAppendTime = false;
+        private long fileDeleteDelayMs = 60_000L;
 
-    public LogConfig withFlush(long messages, long ms) {
-        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
-                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
-                messages, ms, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
-    }
+        private Builder() {
+        }
 
-    public LogConfig withSegmentMs(long v) {
-        return new LogConfig(segmentBytes, v, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
-                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
-                flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
-    }
+        public Builder segmentBytes(int v) {
+            this.segmentBytes = v;
+            return this;
+        }
 
-    public LogConfig withIndexIntervalBytes(int v) {
-        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, v, retentionMs, retentionBytes,
-                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
-                flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
-    }
+        public Builder segmentMs(long v) {
+            this.segmentMs = v;
+            return this;
+        }
 
-    public LogConfig withLogAppendTime(boolean v) {
-        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
-                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
-                flushMessages, flushMs, maxMessageBytes, v, fileDeleteDelayMs);
-    }
+        public Builder segmentIndexBytes(int v) {
+            this.segmentIndexBytes = v;
+            return this;
+        }
 
-    public LogConfig withCompaction(long minCompactionLagMs, double minCleanableDirtyRatio) {
-        return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
-                cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs, minCleanableDirtyRatio,
-                flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
+        public Builder indexIntervalBytes(int v) {
+            this.indexIntervalBytes = v;
+            return this;
+        }
+
+        public Builder retentionMs(long v) {
+            this.retentionMs = v;
+            return this;
+        }
+
+        public Builder retentionBytes(long v) {
+            this.retentionBytes = v;
+            return this;
+        }
+
+        public Builder cleanupDelete(boolean v) {
+            this.cleanupDelete = v;
+            return this;
+        }
+
+        public Builder cleanupCompact(boolean v) {
+            this.cleanupCompact = v;
+            return this;
+        }
+
+        public Builder deleteRetentionMs(long v) {
+            this.deleteRetentionMs = v;
+            return this;
+        }
+
+        public Builder minCompactionLagMs(long v) {
+            this.minCompactionLagMs = v;
+            return this;
+        }
+
+        public Builder minCleanableDirtyRatio(double v) {
+            this.minCleanableDirtyRatio = v;
+            return this;
+        }
+
+        public Builder flushMessages(long v) {
+            this.flushMessages = v;
+            return this;
+        }
+
+        public Builder flushMs(long v) {
+            this.flushMs = v;
+            return this;
+        }
+
+        public Builder maxMessageBytes(int v) {
+            this.maxMessageBytes = v;
+            return this;
+        }
+
+        public Builder logAppendTime(boolean v) {
+            this.logAppendTime = v;
+            return this;
+        }
+
+        public Builder fileDeleteDelayMs(long v) {
+            this.fileDeleteDelayMs = v;
+            return this;
+        }
+
+        public LogConfig build() {
+            return new LogConfig(segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs,
+                    retentionBytes, cleanupDelete, cleanupCompact, deleteRetentionMs, minCompactionLagMs,
+                    minCleanableDirtyRatio, flushMessages, flushMs, maxMessageBytes, logAppendTime, fileDeleteDelayMs);
+        }
     }
 }

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -26,6 +27,8 @@ final class LogSegment implements Closeable {
     static final String LOG_SUFFIX = ".log";
     static final String INDEX_SUFFIX = ".index";
     static final String TIME_INDEX_SUFFIX = ".timeindex";
+    /** The files of one segment, by suffix. */
+    private static final List<String> FILE_SUFFIXES = List.of(LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX);
 
     private final Path dir;
     private final long baseOffset;
@@ -59,11 +62,16 @@ final class LogSegment implements Closeable {
         return dir.resolve(fileName(offset, suffix));
     }
 
-    /** Creates a fresh, empty segment, replacing any files left with the same base offset. */
-    static LogSegment create(Path dir, long baseOffset, LogConfig config, long nowMs) throws IOException {
-        for (String suffix : new String[]{LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX}) {
+    /** Deletes the log and index files of the segment at {@code baseOffset}, if present. */
+    static void deleteFiles(Path dir, long baseOffset) throws IOException {
+        for (String suffix : FILE_SUFFIXES) {
             Files.deleteIfExists(file(dir, baseOffset, suffix));
         }
+    }
+
+    /** Creates a fresh, empty segment, replacing any files left with the same base offset. */
+    static LogSegment create(Path dir, long baseOffset, LogConfig config, long nowMs) throws IOException {
+        deleteFiles(dir, baseOffset);
         FileRecords records = FileRecords.open(file(dir, baseOffset, LOG_SUFFIX).toFile());
         return new LogSegment(dir, baseOffset, config, records, nowMs);
     }
@@ -176,10 +184,7 @@ final class LogSegment implements Closeable {
     }
 
     private void indexBatch(RecordBatch batch, int position) throws IOException {
-        if (batch.maxTimestamp() > maxTimestamp) {
-            maxTimestamp = batch.maxTimestamp();
-            offsetOfMaxTimestamp = batch.lastOffset();
-        }
+        trackMaxTimestamp(batch);
         // Appends roll before an index fills up; the check matters when rebuilding with a smaller
         // segment.index.bytes than the segment was written with (later entries are then just not indexed).
         if (bytesSinceLastIndexEntry > indexIntervalBytes && !offsetIndex.isFull() && !timeIndex.isFull()) {
@@ -207,15 +212,8 @@ final class LogSegment implements Closeable {
         long expectedMin = baseOffset;
         try {
             for (FileChannelRecordBatch batch : log.batches()) {
-                if (validate) {
-                    if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
-                        break;
-                    }
-                    batch.ensureValid();
-                    if (batch.baseOffset() < expectedMin || batch.lastOffset() < batch.baseOffset()
-                            || !canHoldOffset(batch.lastOffset())) {
-                        break;
-                    }
+                if (validate && !isValidNext(batch, expectedMin)) {
+                    break;
                 }
                 indexBatch(batch, validBytes);
                 validBytes += batch.sizeInBytes();
@@ -259,18 +257,10 @@ final class LogSegment implements Closeable {
         int validEnd = position;
         try {
             for (FileChannelRecordBatch batch : log.slice(position, size - position).batches()) {
-                if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+                if (!isValidNext(batch, expectedMin)) {
                     break;
                 }
-                batch.ensureValid();
-                if (batch.baseOffset() < expectedMin || batch.lastOffset() < batch.baseOffset()
-                        || !canHoldOffset(batch.lastOffset())) {
-                    break;
-                }
-                if (batch.maxTimestamp() > maxTimestamp) {
-                    maxTimestamp = batch.maxTimestamp();
-                    offsetOfMaxTimestamp = batch.lastOffset();
-                }
+                trackMaxTimestamp(batch);
                 lastOffset = batch.lastOffset();
                 bytesSinceLastIndexEntry += batch.sizeInBytes();
                 expectedMin = batch.lastOffset() + 1;
@@ -280,6 +270,27 @@ final class LogSegment implements Closeable {
             return rebuild(true);
         }
         return validEnd == size && log.channel().size() == size ? 0 : rebuild(true);
+    }
+
+    /**
+     * Whether a batch read back from the file may follow offset {@code expectedMin - 1} in this segment: magic v2,
+     * offsets increasing and within the segment's relative range. A CRC mismatch throws
+     * {@link CorruptRecordException}.
+     */
+    private boolean isValidNext(RecordBatch batch, long expectedMin) {
+        if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+            return false;
+        }
+        batch.ensureValid();
+        return batch.baseOffset() >= expectedMin && batch.lastOffset() >= batch.baseOffset()
+                && canHoldOffset(batch.lastOffset());
+    }
+
+    private void trackMaxTimestamp(RecordBatch batch) {
+        if (batch.maxTimestamp() > maxTimestamp) {
+            maxTimestamp = batch.maxTimestamp();
+            offsetOfMaxTimestamp = batch.lastOffset();
+        }
     }
 
     /** Position and size of the first batch with lastOffset >= target within {@code limit} bytes, or null. */
@@ -387,7 +398,7 @@ final class LogSegment implements Closeable {
 
     /** Renames the three files by appending {@code suffix} (e.g. ".deleted"); channels stay open for readers. */
     void renameAll(String suffix) throws IOException {
-        for (String s : new String[]{LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX}) {
+        for (String s : FILE_SUFFIXES) {
             Path p = file(dir, baseOffset, s);
             if (Files.exists(p)) {
                 Files.move(p, p.resolveSibling(p.getFileName() + suffix), StandardCopyOption.ATOMIC_MOVE);
@@ -401,7 +412,7 @@ final class LogSegment implements Closeable {
      */
     void closeAndDelete(String suffix) throws IOException {
         closeQuietly();
-        for (String s : new String[]{LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX}) {
+        for (String s : FILE_SUFFIXES) {
             Path p = file(dir, baseOffset, s);
             Files.deleteIfExists(suffix == null ? p : p.resolveSibling(p.getFileName() + suffix));
         }

@@ -1,11 +1,8 @@
 package dev.skein.broker.storage;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 
 /**
@@ -14,57 +11,34 @@ import java.util.Arrays;
  * appended to the file; the file is derived data and is rebuilt from the log when missing or inconsistent.
  * Each entry's offset is the last offset of the batch that starts at the entry's position.
  */
-final class OffsetIndex implements Closeable {
+final class OffsetIndex extends AbstractIndex {
     static final int ENTRY_SIZE = 8;
 
-    private final Path file;
-    private final long baseOffset;
-    private final int maxEntries;
-    private FileChannel channel;
     private int[] relOffsets = new int[16];
     private int[] positions = new int[16];
-    private int entries;
 
     /** A position in the segment at or before the batch containing the looked-up offset. */
     record Entry(long offset, int position) {
     }
 
     OffsetIndex(Path file, long baseOffset, int maxIndexBytes) throws IOException {
-        this.file = file;
-        this.baseOffset = baseOffset;
-        this.maxEntries = Math.max(1, maxIndexBytes / ENTRY_SIZE);
-        this.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        super(file, baseOffset, maxIndexBytes, ENTRY_SIZE);
     }
 
     /** Loads the entries in the file; returns false (and leaves the index empty) if the file is inconsistent. */
-    synchronized boolean load() throws IOException {
-        long size = channel.size();
-        if (size % ENTRY_SIZE != 0 || size / ENTRY_SIZE > maxEntries) {
-            reset();
-            return false;
-        }
-        ByteBuffer buf = ByteBuffer.allocate((int) size);
-        while (buf.hasRemaining() && channel.read(buf, buf.position()) >= 0) {
-            // keep reading
-        }
-        buf.flip();
-        entries = 0;
-        int prev = -1;
-        while (buf.remaining() >= ENTRY_SIZE) {
-            int rel = buf.getInt();
-            int pos = buf.getInt();
-            if (rel <= prev || pos < 0 || (entries > 0 && pos <= positions[entries - 1])) {
-                reset();
-                return false;
-            }
-            add(rel, pos);
-            prev = rel;
-        }
-        return true;
+    boolean load() throws IOException {
+        return load(maxEntries);
     }
 
-    synchronized boolean isFull() {
-        return entries >= maxEntries;
+    @Override
+    protected boolean loadEntry(ByteBuffer buf) {
+        int rel = buf.getInt();
+        int pos = buf.getInt();
+        if (rel < 0 || pos < 0 || (entries > 0 && (rel <= relOffsets[entries - 1] || pos <= positions[entries - 1]))) {
+            return false;
+        }
+        add(rel, pos);
+        return true;
     }
 
     synchronized void append(long offset, int position) throws IOException {
@@ -75,11 +49,7 @@ final class OffsetIndex implements Closeable {
         if (entries >= maxEntries) {
             throw new IllegalStateException("offset index " + file + " is full");
         }
-        ByteBuffer buf = ByteBuffer.allocate(ENTRY_SIZE).putInt(rel).putInt(position).flip();
-        long at = (long) entries * ENTRY_SIZE;
-        while (buf.hasRemaining()) {
-            at += channel.write(buf, at);
-        }
+        writeEntry(ByteBuffer.allocate(ENTRY_SIZE).putInt(rel).putInt(position).flip());
         add(rel, position);
     }
 
@@ -99,36 +69,7 @@ final class OffsetIndex implements Closeable {
         while (n > 0 && positions[n - 1] >= position) {
             n--;
         }
-        entries = n;
-        channel.truncate((long) n * ENTRY_SIZE);
-    }
-
-    synchronized int entries() {
-        return entries;
-    }
-
-    synchronized void truncateToEntries(int n) throws IOException {
-        if (n < entries) {
-            entries = n;
-            channel.truncate((long) n * ENTRY_SIZE);
-        }
-    }
-
-    synchronized void reset() throws IOException {
-        entries = 0;
-        channel.truncate(0);
-    }
-
-    synchronized void flush() throws IOException {
-        channel.force(true);
-    }
-
-    @Override
-    public synchronized void close() throws IOException {
-        if (channel.isOpen()) {
-            channel.force(true);
-            channel.close();
-        }
+        keepEntries(n);
     }
 
     private int floorSlot(long target) {

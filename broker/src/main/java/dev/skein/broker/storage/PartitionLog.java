@@ -1,19 +1,11 @@
 package dev.skein.broker.storage;
 
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.CorruptRecordException;
-import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
-import org.apache.kafka.common.errors.OutOfOrderSequenceException;
-import org.apache.kafka.common.errors.RecordBatchTooLargeException;
-import org.apache.kafka.common.errors.RecordTooLargeException;
-import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MutableRecordBatch;
-import org.apache.kafka.common.record.Record;
-import org.apache.kafka.common.record.RecordBatch;
-import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.Records;
 import org.apache.kafka.common.utils.Time;
 
 import java.io.Closeable;
@@ -22,11 +14,8 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -44,13 +33,17 @@ import java.util.stream.Stream;
  * and segment replacement are serialized on an internal lock; reads take no lock and see only fully written
  * batches. No thread is started: the broker calls {@link #applyRetention}, {@link #maybeFlush} and
  * {@link LogCleaner#clean} on its own schedule.
+ *
+ * <p>This class owns the log's state and lock and coordinates its parts: {@link LogLoader} (opening and crash
+ * recovery), {@link AppendValidator} and {@link AppendBatches} (checking and stamping appended batches),
+ * {@link LogReader} (the lock-free read path), {@link RetentionPolicy} and {@link PendingDeletes} (which segments
+ * to delete, and their delayed file removal) and {@link ProducerSnapshots} (producer-state snapshot files).
  */
 public final class PartitionLog implements Closeable {
     static final String CLEAN_SHUTDOWN = "clean.shutdown";
     static final String DELETED_SUFFIX = ".deleted";
     static final String CLEANED_SUFFIX = ".cleaned";
     static final String SWAP_SUFFIX = ".swap";
-    private static final int SNAPSHOTS_TO_KEEP = 3;
 
     private final Path dir;
     private final TopicPartition topicPartition;
@@ -59,7 +52,8 @@ public final class PartitionLog implements Closeable {
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
     private final ProducerStateManager producerState = new ProducerStateManager();
     private final LeaderEpochCache epochCache = new LeaderEpochCache();
-    private final ArrayDeque<PendingDelete> pendingDeletes = new ArrayDeque<>();
+    private final ProducerSnapshots snapshots;
+    private final PendingDeletes pendingDeletes = new PendingDeletes();
     private volatile LogConfig config;
     private volatile long logEndOffset;
     private volatile long logStartOffset;
@@ -69,14 +63,12 @@ public final class PartitionLog implements Closeable {
     private long unflushedMessages;
     private boolean closed;
 
-    private record PendingDelete(LogSegment segment, long deleteAtMs) {
-    }
-
     private PartitionLog(Path dir, TopicPartition tp, LogConfig config, Time time) {
         this.dir = dir;
         this.topicPartition = tp;
         this.config = config;
         this.time = time;
+        this.snapshots = new ProducerSnapshots(dir, producerState, epochCache);
     }
 
     /** Opens (creating if absent) the log in {@code dir}, recovering it if the last shutdown was not clean. */
@@ -89,161 +81,12 @@ public final class PartitionLog implements Closeable {
 
     private void load() throws IOException {
         long now = time.milliseconds();
-        boolean clean = Files.exists(dir.resolve(CLEAN_SHUTDOWN));
-        boolean swapsCompleted = completeInterruptedOperations();
-        PartitionCheckpoint cp = PartitionCheckpoint.read(dir);
-        long checkpointRecovery = clean && !swapsCompleted ? Long.MAX_VALUE : cp.recoveryPoint();
-
-        List<Long> bases = listSegmentBases();
-        boolean truncated = false;
-        for (int i = 0; i < bases.size(); i++) {
-            long base = bases.get(i);
-            if (truncated) {
-                deleteSegmentFiles(base);
-                continue;
-            }
-            long nextBase = i + 1 < bases.size() ? bases.get(i + 1) : Long.MAX_VALUE;
-            boolean recover = nextBase > checkpointRecovery;
-            LogSegment segment = LogSegment.open(dir, base, config, now, recover);
-            segments.put(base, segment);
-            if (segment.truncatedBytes > 0) {
-                truncated = true;
-            }
-        }
-        if (segments.isEmpty()) {
-            long start = Math.max(0, cp.logStartOffset());
-            segments.put(start, LogSegment.create(dir, start, config, now));
-        }
-        logEndOffset = activeSegment().nextOffset();
-        logStartOffset = Math.min(Math.max(cp.logStartOffset(), segments.firstKey()), logEndOffset);
-        cleanerCheckpoint = Math.min(Math.max(cp.cleanerCheckpoint(), logStartOffset), logEndOffset);
-        epochCache.load(cp.epochs());
-        epochCache.truncateFromEnd(logEndOffset);
-        epochCache.truncateFromStart(logStartOffset);
-
-        boolean recovered = !clean || swapsCompleted;
-        if (recovered) {
-            for (LogSegment s : segments.values()) {
-                s.flush();
-            }
-        }
-        recoveryPoint = logEndOffset;
-        long snapshotLimit = recovered ? Math.min(cp.recoveryPoint(), logEndOffset) : logEndOffset;
-        rebuildProducerState(snapshotLimit, recovered);
+        LogLoader.LoadedLog loaded = new LogLoader(dir, config, segments, epochCache, snapshots).load(now);
+        logStartOffset = loaded.logStartOffset();
+        logEndOffset = loaded.logEndOffset();
+        recoveryPoint = loaded.logEndOffset();
+        cleanerCheckpoint = loaded.cleanerCheckpoint();
         lastFlushMs = now;
-        writeCheckpoint();
-        Files.deleteIfExists(dir.resolve(CLEAN_SHUTDOWN));
-        Checkpoints.fsyncDirectory(dir);
-    }
-
-    /**
-     * Finishes or rolls back file operations a crash interrupted: a {@code .swap} log (cleaned segment fully
-     * written and renamed) replaces its original; {@code .cleaned}, {@code .deleted} and {@code .tmp} files are
-     * removed. Returns whether any swap was completed (those segments then need recovery).
-     */
-    private boolean completeInterruptedOperations() throws IOException {
-        boolean swapped = false;
-        List<Path> files;
-        try (Stream<Path> s = Files.list(dir)) {
-            files = s.sorted().toList();
-        }
-        for (Path p : files) {
-            String name = p.getFileName().toString();
-            if (name.endsWith(LogSegment.LOG_SUFFIX + SWAP_SUFFIX)) {
-                String baseName = name.substring(0, name.length() - SWAP_SUFFIX.length() - LogSegment.LOG_SUFFIX.length());
-                Files.deleteIfExists(dir.resolve(baseName + LogSegment.INDEX_SUFFIX));
-                Files.deleteIfExists(dir.resolve(baseName + LogSegment.TIME_INDEX_SUFFIX));
-                Files.move(p, dir.resolve(baseName + LogSegment.LOG_SUFFIX), StandardCopyOption.ATOMIC_MOVE,
-                        StandardCopyOption.REPLACE_EXISTING);
-                swapped = true;
-            } else if (name.endsWith(CLEANED_SUFFIX) || name.endsWith(DELETED_SUFFIX) || name.endsWith(".tmp")
-                    || name.endsWith(SWAP_SUFFIX)) {
-                Files.deleteIfExists(p);
-            }
-        }
-        return swapped;
-    }
-
-    private List<Long> listSegmentBases() throws IOException {
-        List<Long> bases = new ArrayList<>();
-        try (Stream<Path> s = Files.list(dir)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                String name = p.getFileName().toString();
-                if (name.endsWith(LogSegment.LOG_SUFFIX) && name.length() == 20 + LogSegment.LOG_SUFFIX.length()) {
-                    try {
-                        bases.add(Long.parseLong(name.substring(0, 20)));
-                    } catch (NumberFormatException ignored) {
-                        // not a segment file
-                    }
-                }
-            }
-        }
-        bases.sort(Comparator.naturalOrder());
-        return bases;
-    }
-
-    private void deleteSegmentFiles(long base) throws IOException {
-        for (String suffix : new String[]{LogSegment.LOG_SUFFIX, LogSegment.INDEX_SUFFIX, LogSegment.TIME_INDEX_SUFFIX}) {
-            Files.deleteIfExists(LogSegment.file(dir, base, suffix));
-        }
-    }
-
-    /**
-     * Rebuilds producer state and (on the way) missing leader epochs: starts from the newest intact snapshot at
-     * or below {@code snapshotLimit}, then applies the batch headers after it (headers only, nothing is
-     * decompressed). Without a usable snapshot the whole log is scanned.
-     */
-    private void rebuildProducerState(long snapshotLimit, boolean scanEpochs) throws IOException {
-        producerState.clear();
-        long from = segments.firstKey();
-        for (long offset : snapshotOffsets().reversed()) {
-            if (offset <= snapshotLimit && producerState.loadSnapshot(dir, offset)) {
-                from = offset;
-                break;
-            }
-        }
-        for (long offset : snapshotOffsets()) {
-            if (offset > logEndOffset) {
-                Files.deleteIfExists(dir.resolve(LogSegment.fileName(offset, ProducerStateManager.SNAPSHOT_SUFFIX)));
-            }
-        }
-        if (from >= logEndOffset && !scanEpochs) {
-            return;
-        }
-        Long floor = segments.floorKey(from);
-        for (LogSegment segment : segments.tailMap(floor == null ? segments.firstKey() : floor, true).values()) {
-            for (RecordBatch batch : segment.records().batches()) {
-                if (batch.lastOffset() >= from) {
-                    producerState.loadBatch(batch);
-                }
-                if (scanEpochs && batch.lastOffset() >= logStartOffset) {
-                    epochCache.assign(batch.partitionLeaderEpoch(),
-                            Math.max(batch.baseOffset(), logStartOffset));
-                }
-            }
-        }
-    }
-
-    private List<Long> snapshotOffsets() throws IOException {
-        List<Long> offsets = new ArrayList<>();
-        try (Stream<Path> s = Files.list(dir)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                String name = p.getFileName().toString();
-                if (name.endsWith(ProducerStateManager.SNAPSHOT_SUFFIX) && name.length() == 20 + ProducerStateManager.SNAPSHOT_SUFFIX.length()) {
-                    offsets.add(Long.parseLong(name.substring(0, 20)));
-                }
-            }
-        }
-        offsets.sort(Comparator.naturalOrder());
-        return offsets;
-    }
-
-    private void takeProducerSnapshot(long offset) throws IOException {
-        producerState.writeSnapshot(dir, offset);
-        List<Long> offsets = snapshotOffsets();
-        for (int i = 0; i < offsets.size() - SNAPSHOTS_TO_KEEP; i++) {
-            Files.deleteIfExists(dir.resolve(LogSegment.fileName(offsets.get(i), ProducerStateManager.SNAPSHOT_SUFFIX)));
-        }
     }
 
     private void writeCheckpoint() throws IOException {
@@ -278,54 +121,26 @@ public final class PartitionLog implements Closeable {
         try {
             ensureOpen();
             LogConfig cfg = config;
-            List<MutableRecordBatch> batches = validate(records, cfg, true);
+            List<MutableRecordBatch> batches = AppendValidator.validate(records, cfg, true, topicPartition);
             long now = time.milliseconds();
             ProducerStateManager.Staged staged = producerState.stage();
-            for (MutableRecordBatch batch : batches) {
-                if (!batch.hasProducerId()) {
-                    continue;
-                }
-                Optional<ProducerStateManager.BatchMetadata> dup = staged.findDuplicate(batch);
-                if (dup.isPresent()) {
-                    if (batches.size() != 1) {
-                        throw new OutOfOrderSequenceException("Duplicate batch of producer " + batch.producerId()
-                                + " inside a multi-batch append");
-                    }
-                    ProducerStateManager.BatchMetadata m = dup.get();
-                    return new LogAppendInfo(m.firstOffset(), m.lastOffset(), m.timestamp(),
-                            cfg.logAppendTime() ? m.timestamp() : -1, logStartOffset, 0, true);
-                }
+            Optional<ProducerStateManager.BatchMetadata> dup = AppendBatches.findDuplicate(batches, staged);
+            if (dup.isPresent()) {
+                ProducerStateManager.BatchMetadata m = dup.get();
+                return new LogAppendInfo(m.firstOffset(), m.lastOffset(), m.timestamp(),
+                        cfg.logAppendTime() ? m.timestamp() : -1, logStartOffset, 0, true);
             }
-            long next = logEndOffset;
-            long firstOffset = next;
-            long maxTimestamp = RecordBatch.NO_TIMESTAMP;
-            int numRecords = 0;
-            for (MutableRecordBatch batch : batches) {
-                if (batch.hasProducerId()) {
-                    staged.validate(batch);
-                }
-                int count = batch.countOrNull();
-                batch.setLastOffset(next + count - 1);
-                batch.setPartitionLeaderEpoch(leaderEpoch);
-                if (cfg.logAppendTime()) {
-                    batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, now);
-                }
-                maxTimestamp = Math.max(maxTimestamp, batch.maxTimestamp());
-                if (batch.hasProducerId()) {
-                    staged.update(batch, batch.maxTimestamp());
-                }
-                next += count;
-                numRecords += count;
-            }
-            long lastOffset = next - 1;
-            write(records, firstOffset, lastOffset, now, cfg);
+            long firstOffset = logEndOffset;
+            AppendBatches.Summary assigned = AppendBatches.assignOffsets(batches, staged, firstOffset, leaderEpoch,
+                    cfg.logAppendTime(), now);
+            write(records, firstOffset, assigned.lastOffset(), now, cfg);
             staged.commit();
             if (leaderEpoch >= 0 && epochCache.assign(leaderEpoch, firstOffset)) {
                 writeCheckpoint();
             }
-            afterAppend(numRecords, cfg);
-            return new LogAppendInfo(firstOffset, lastOffset, maxTimestamp, cfg.logAppendTime() ? now : -1,
-                    logStartOffset, numRecords, false);
+            afterAppend(assigned.numRecords(), cfg);
+            return new LogAppendInfo(firstOffset, assigned.lastOffset(), assigned.maxTimestamp(),
+                    cfg.logAppendTime() ? now : -1, logStartOffset, assigned.numRecords(), false);
         } finally {
             lock.unlock();
         }
@@ -341,25 +156,11 @@ public final class PartitionLog implements Closeable {
         try {
             ensureOpen();
             LogConfig cfg = config;
-            List<MutableRecordBatch> batches = validate(records, cfg, false);
-            long expected = logEndOffset;
-            long maxTimestamp = RecordBatch.NO_TIMESTAMP;
-            int numRecords = 0;
+            List<MutableRecordBatch> batches = AppendValidator.validate(records, cfg, false, topicPartition);
             ProducerStateManager.Staged staged = producerState.stage();
-            for (MutableRecordBatch batch : batches) {
-                if (batch.baseOffset() < expected) {
-                    throw new InvalidRecordException("Follower append for " + topicPartition + " has offset "
-                            + batch.baseOffset() + " but expected at least " + expected);
-                }
-                expected = batch.lastOffset() + 1;
-                maxTimestamp = Math.max(maxTimestamp, batch.maxTimestamp());
-                numRecords += batch.countOrNull();
-                if (batch.hasProducerId()) {
-                    staged.update(batch, batch.maxTimestamp());
-                }
-            }
+            AppendBatches.Summary checked = AppendBatches.checkOffsets(batches, staged, logEndOffset, topicPartition);
             long firstOffset = batches.get(0).baseOffset();
-            long lastOffset = expected - 1;
+            long lastOffset = checked.lastOffset();
             long now = time.milliseconds();
             write(records, firstOffset, lastOffset, now, cfg);
             staged.commit();
@@ -370,66 +171,12 @@ public final class PartitionLog implements Closeable {
             if (epochsChanged) {
                 writeCheckpoint();
             }
-            afterAppend(numRecords, cfg);
-            return new LogAppendInfo(firstOffset, lastOffset, maxTimestamp, -1, logStartOffset, numRecords, false);
+            afterAppend(checked.numRecords(), cfg);
+            return new LogAppendInfo(firstOffset, lastOffset, checked.maxTimestamp(), -1, logStartOffset,
+                    checked.numRecords(), false);
         } finally {
             lock.unlock();
         }
-    }
-
-    private List<MutableRecordBatch> validate(MemoryRecords records, LogConfig cfg, boolean leader) {
-        if (records.sizeInBytes() > cfg.segmentBytes()) {
-            throw new RecordBatchTooLargeException("Append of " + records.sizeInBytes()
-                    + " bytes exceeds segment.bytes " + cfg.segmentBytes() + " for " + topicPartition);
-        }
-        List<MutableRecordBatch> batches = new ArrayList<>();
-        long validBytes = 0;
-        for (MutableRecordBatch batch : records.batches()) {
-            if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
-                throw new UnsupportedForMessageFormatException("Record batch magic " + batch.magic()
-                        + " is not supported; only magic v2 is accepted");
-            }
-            if (batch.sizeInBytes() > cfg.maxMessageBytes()) {
-                throw new RecordTooLargeException("Record batch of " + batch.sizeInBytes()
-                        + " bytes exceeds max.message.bytes " + cfg.maxMessageBytes() + " for " + topicPartition);
-            }
-            batch.ensureValid();
-            if (batch.isTransactional()) {
-                throw new InvalidRecordException("transactions are not supported");
-            }
-            if (batch.isControlBatch()) {
-                throw new InvalidRecordException("control batches are not accepted from clients");
-            }
-            Integer count = batch.countOrNull();
-            if (count == null || (leader && count < 1) || count < 0) {
-                throw new InvalidRecordException("Record batch must contain at least one record");
-            }
-            if (leader && batch.lastOffset() - batch.baseOffset() != count - 1) {
-                throw new InvalidRecordException("Record batch last offset delta " + (batch.lastOffset() - batch.baseOffset())
-                        + " does not match its record count " + count);
-            }
-            if (!leader && batch.lastOffset() < batch.baseOffset()) {
-                throw new InvalidRecordException("Record batch last offset is below its base offset");
-            }
-            if (leader && cfg.cleanupCompact()) {
-                for (Record record : batch) {
-                    if (!record.hasKey()) {
-                        throw new InvalidRecordException("Compacted topic cannot accept message without key in topic partition "
-                                + topicPartition);
-                    }
-                }
-            }
-            validBytes += batch.sizeInBytes();
-            batches.add(batch);
-        }
-        if (validBytes != records.sizeInBytes()) {
-            throw new CorruptRecordException("Append to " + topicPartition + " ends with a partial record batch ("
-                    + (records.sizeInBytes() - validBytes) + " trailing bytes)");
-        }
-        if (batches.isEmpty()) {
-            throw new InvalidRecordException("Append to " + topicPartition + " contains no record batches");
-        }
-        return batches;
     }
 
     private void write(MemoryRecords records, long firstOffset, long lastOffset, long now, LogConfig cfg) throws IOException {
@@ -458,7 +205,7 @@ public final class PartitionLog implements Closeable {
             return active;
         }
         boolean full = (long) active.size() + size > cfg.segmentBytes();
-        boolean old = now - active.rollStartMs() > cfg.segmentMs();
+        boolean old = RetentionPolicy.segmentMsElapsed(active, cfg, now);
         if (full || old || active.indexFull() || !active.canHoldOffset(lastOffset)) {
             return rollAt(Math.max(firstOffset, logEndOffset), now);
         }
@@ -470,7 +217,7 @@ public final class PartitionLog implements Closeable {
         previous.onBecomeInactive();
         LogSegment fresh = LogSegment.create(dir, base, config, now);
         segments.put(base, fresh);
-        takeProducerSnapshot(base);
+        snapshots.take(base);
         return fresh;
     }
 
@@ -501,25 +248,8 @@ public final class PartitionLog implements Closeable {
         if (startOffset >= limit || maxBytes < 0) {
             return new FetchDataInfo(startOffset, MemoryRecords.EMPTY);
         }
-        Long floor = segments.floorKey(startOffset);
-        Map<Long, LogSegment> candidates = floor == null ? segments : segments.tailMap(floor, true);
-        for (LogSegment segment : candidates.values()) {
-            if (segment.baseOffset() >= limit) {
-                break;
-            }
-            try {
-                var records = segment.read(startOffset, maxBytes, limit, minOneMessage);
-                if (records != null) {
-                    return new FetchDataInfo(startOffset, records);
-                }
-            } catch (org.apache.kafka.common.KafkaException e) {
-                if (!(e.getCause() instanceof ClosedChannelException) || segments.get(segment.baseOffset()) == segment) {
-                    throw e;
-                }
-                // the segment was deleted and closed under us: continue with the next one
-            }
-        }
-        return new FetchDataInfo(startOffset, MemoryRecords.EMPTY);
+        Records records = LogReader.read(segments, startOffset, maxBytes, limit, minOneMessage);
+        return new FetchDataInfo(startOffset, records == null ? MemoryRecords.EMPTY : records);
     }
 
     public long logStartOffset() {
@@ -555,32 +285,12 @@ public final class PartitionLog implements Closeable {
 
     /** ListOffsets by timestamp: the first record at or after the log start with timestamp >= {@code timestamp}. */
     public Optional<TimestampAndOffset> offsetForTimestamp(long timestamp) throws IOException {
-        long start = logStartOffset;
-        for (LogSegment segment : segments.values()) {
-            if (segment.nextOffset() <= start || segment.maxTimestamp() < timestamp) {
-                continue;
-            }
-            Optional<TimestampAndOffset> found = segment.findOffsetByTimestamp(timestamp, start);
-            if (found.isPresent()) {
-                return found;
-            }
-        }
-        return Optional.empty();
+        return LogReader.offsetForTimestamp(segments, timestamp, logStartOffset);
     }
 
     /** ListOffsets MAX_TIMESTAMP: the first record carrying the largest timestamp in the log. */
     public Optional<TimestampAndOffset> maxTimestampAndOffset() throws IOException {
-        LogSegment best = null;
-        for (LogSegment segment : segments.values()) {
-            if (segment.nextOffset() > logStartOffset
-                    && (best == null || segment.maxTimestamp() > best.maxTimestamp())) {
-                best = segment;
-            }
-        }
-        if (best == null || best.maxTimestamp() == RecordBatch.NO_TIMESTAMP) {
-            return Optional.empty();
-        }
-        return best.findOffsetByTimestamp(best.maxTimestamp(), logStartOffset);
+        return LogReader.maxTimestampAndOffset(segments, logStartOffset);
     }
 
     // ---------------------------------------------------------------------------------------------- deletion
@@ -599,11 +309,7 @@ public final class PartitionLog implements Closeable {
             }
             long now = time.milliseconds();
             logStartOffset = offset;
-            for (LogSegment segment : List.copyOf(segments.values())) {
-                Long next = segments.higherKey(segment.baseOffset());
-                if (next == null || next > offset) {
-                    break;
-                }
+            for (LogSegment segment : RetentionPolicy.segmentsBelow(segmentsSnapshot(), offset)) {
                 removeSegment(segment, now);
             }
             afterStartOffsetIncrease();
@@ -631,49 +337,22 @@ public final class PartitionLog implements Closeable {
         try {
             ensureOpen();
             LogConfig cfg = config;
-            LogSegment active = activeSegment();
-            if (!active.isEmpty() && nowMs - active.rollStartMs() > cfg.segmentMs()) {
+            if (RetentionPolicy.segmentMsElapsed(activeSegment(), cfg, nowMs)) {
                 rollAt(logEndOffset, nowMs);
             }
-            int deleted = 0;
-            if (cfg.cleanupDelete()) {
-                if (cfg.retentionMs() >= 0) {
-                    boolean allExpired = true;
-                    for (LogSegment s : segments.values()) {
-                        if (!s.isEmpty() && nowMs - s.maxTimestamp() <= cfg.retentionMs()) {
-                            allExpired = false;
-                            break;
-                        }
-                    }
-                    if (allExpired && !activeSegment().isEmpty()) {
-                        rollAt(logEndOffset, nowMs);
-                    }
-                    for (LogSegment s : List.copyOf(segments.values())) {
-                        if (s == activeSegment() || (!s.isEmpty() && nowMs - s.maxTimestamp() <= cfg.retentionMs())) {
-                            break;
-                        }
-                        removeSegment(s, nowMs);
-                        deleted++;
-                    }
-                }
-                if (cfg.retentionBytes() >= 0) {
-                    long diff = size() - cfg.retentionBytes();
-                    for (LogSegment s : List.copyOf(segments.values())) {
-                        if (s == activeSegment() || diff - s.size() < 0) {
-                            break;
-                        }
-                        diff -= s.size();
-                        removeSegment(s, nowMs);
-                        deleted++;
-                    }
-                }
-                if (deleted > 0) {
-                    logStartOffset = Math.max(logStartOffset, segments.firstKey());
-                    afterStartOffsetIncrease();
-                }
+            if (cfg.cleanupDelete() && RetentionPolicy.allExpired(segmentsSnapshot(), cfg, nowMs)
+                    && !activeSegment().isEmpty()) {
+                rollAt(logEndOffset, nowMs);
             }
-            deletePendingSegments(nowMs, false);
-            return deleted;
+            List<LogSegment> expired = RetentionPolicy.segmentsToDelete(segmentsSnapshot(), cfg, nowMs);
+            for (LogSegment s : expired) {
+                removeSegment(s, nowMs);
+            }
+            if (!expired.isEmpty()) {
+                afterStartOffsetIncrease();
+            }
+            pendingDeletes.deleteDue(nowMs);
+            return expired.size();
         } finally {
             lock.unlock();
         }
@@ -683,13 +362,7 @@ public final class PartitionLog implements Closeable {
     private void removeSegment(LogSegment segment, long now) throws IOException {
         segments.remove(segment.baseOffset(), segment);
         segment.renameAll(DELETED_SUFFIX);
-        pendingDeletes.add(new PendingDelete(segment, now + config.fileDeleteDelayMs()));
-    }
-
-    private void deletePendingSegments(long now, boolean all) throws IOException {
-        while (!pendingDeletes.isEmpty() && (all || pendingDeletes.peek().deleteAtMs() <= now)) {
-            pendingDeletes.poll().segment().closeAndDelete(DELETED_SUFFIX);
-        }
+        pendingDeletes.add(segment, now + config.fileDeleteDelayMs());
     }
 
     // ---------------------------------------------------------------------------------------------- flush
@@ -701,7 +374,7 @@ public final class PartitionLog implements Closeable {
         }
         if (lock.tryLock()) {
             try {
-                deletePendingSegments(nowMs, false);
+                pendingDeletes.deleteDue(nowMs);
             } finally {
                 lock.unlock();
             }
@@ -778,7 +451,7 @@ public final class PartitionLog implements Closeable {
         recoveryPoint = Math.min(recoveryPoint, logEndOffset);
         cleanerCheckpoint = Math.min(cleanerCheckpoint, logEndOffset);
         epochCache.truncateFromEnd(logEndOffset);
-        rebuildProducerState(logEndOffset, false);
+        snapshots.rebuild(segments, logStartOffset, logEndOffset, logEndOffset, false);
         writeCheckpoint();
     }
 
@@ -798,9 +471,7 @@ public final class PartitionLog implements Closeable {
             cleanerCheckpoint = offset;
             epochCache.clear();
             producerState.clear();
-            for (long snap : snapshotOffsets()) {
-                Files.deleteIfExists(dir.resolve(LogSegment.fileName(snap, ProducerStateManager.SNAPSHOT_SUFFIX)));
-            }
+            snapshots.deleteAll();
             writeCheckpoint();
         } finally {
             lock.unlock();
@@ -894,7 +565,7 @@ public final class PartitionLog implements Closeable {
             LogSegment fresh = LogSegment.open(dir, base, config, time.milliseconds(), true);
             fresh.onBecomeInactive();
             segments.put(base, fresh);
-            pendingDeletes.add(new PendingDelete(old, time.milliseconds() + config.fileDeleteDelayMs()));
+            pendingDeletes.add(old, time.milliseconds() + config.fileDeleteDelayMs());
             return true;
         } finally {
             lock.unlock();
@@ -920,7 +591,7 @@ public final class PartitionLog implements Closeable {
             IOException failure = null;
             try {
                 flush();
-                takeProducerSnapshot(logEndOffset);
+                snapshots.take(logEndOffset);
             } catch (IOException e) {
                 failure = e;
             }
@@ -942,7 +613,7 @@ public final class PartitionLog implements Closeable {
                 // no clean-shutdown marker: the next start recovers from the last recovery point
                 throw failure;
             }
-            deletePendingSegments(0, true);
+            pendingDeletes.deleteAll();
             Checkpoints.writeAtomically(dir.resolve(CLEAN_SHUTDOWN), "clean\n");
         } finally {
             lock.unlock();
@@ -971,10 +642,7 @@ public final class PartitionLog implements Closeable {
                 for (LogSegment s : segments.values()) {
                     s.closeQuietly();
                 }
-                for (PendingDelete p : pendingDeletes) {
-                    p.segment().closeQuietly();
-                }
-                pendingDeletes.clear();
+                pendingDeletes.closeAllQuietly();
             }
             try (Stream<Path> walk = Files.walk(dir)) {
                 for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {

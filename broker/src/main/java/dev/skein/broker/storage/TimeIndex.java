@@ -1,11 +1,8 @@
 package dev.skein.broker.storage;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 
 /**
@@ -13,50 +10,30 @@ import java.util.Arrays;
  * base, int). An entry (t, o) means: the largest timestamp among records up to offset o is t. Timestamps
  * strictly increase across entries. Kept in memory for binary search; the file is derived data.
  */
-final class TimeIndex implements Closeable {
+final class TimeIndex extends AbstractIndex {
     static final int ENTRY_SIZE = 12;
 
-    private final Path file;
-    private final long baseOffset;
-    private final int maxEntries;
-    private final FileChannel channel;
     private long[] timestamps = new long[16];
     private int[] relOffsets = new int[16];
-    private int entries;
 
     TimeIndex(Path file, long baseOffset, int maxIndexBytes) throws IOException {
-        this.file = file;
-        this.baseOffset = baseOffset;
-        this.maxEntries = Math.max(1, maxIndexBytes / ENTRY_SIZE);
-        this.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        super(file, baseOffset, maxIndexBytes, ENTRY_SIZE);
     }
 
-    synchronized boolean load() throws IOException {
-        long size = channel.size();
-        if (size % ENTRY_SIZE != 0 || size / ENTRY_SIZE > maxEntries + 1L) {
-            reset();
+    /** Loads the entries in the file (one more than the limit: the forced final entry); false if inconsistent. */
+    boolean load() throws IOException {
+        return load(maxEntries + 1L);
+    }
+
+    @Override
+    protected boolean loadEntry(ByteBuffer buf) {
+        long ts = buf.getLong();
+        int rel = buf.getInt();
+        if (rel < 0 || (entries > 0 && (ts <= timestamps[entries - 1] || rel < relOffsets[entries - 1]))) {
             return false;
         }
-        ByteBuffer buf = ByteBuffer.allocate((int) size);
-        while (buf.hasRemaining() && channel.read(buf, buf.position()) >= 0) {
-            // keep reading
-        }
-        buf.flip();
-        entries = 0;
-        while (buf.remaining() >= ENTRY_SIZE) {
-            long ts = buf.getLong();
-            int rel = buf.getInt();
-            if (rel < 0 || (entries > 0 && (ts <= timestamps[entries - 1] || rel < relOffsets[entries - 1]))) {
-                reset();
-                return false;
-            }
-            add(ts, rel);
-        }
+        add(ts, rel);
         return true;
-    }
-
-    synchronized boolean isFull() {
-        return entries >= maxEntries;
     }
 
     /** Appends (timestamp, offset) if timestamp is larger than the last entry's; {@code force} ignores the size limit. */
@@ -71,11 +48,7 @@ final class TimeIndex implements Closeable {
         if (entries > 0 && rel < relOffsets[entries - 1]) {
             return;
         }
-        ByteBuffer buf = ByteBuffer.allocate(ENTRY_SIZE).putLong(timestamp).putInt(rel).flip();
-        long at = (long) entries * ENTRY_SIZE;
-        while (buf.hasRemaining()) {
-            at += channel.write(buf, at);
-        }
+        writeEntry(ByteBuffer.allocate(ENTRY_SIZE).putLong(timestamp).putInt(rel).flip());
         add(timestamp, rel);
     }
 
@@ -96,34 +69,6 @@ final class TimeIndex implements Closeable {
 
     synchronized long lastOffset() {
         return entries == 0 ? -1 : baseOffset + relOffsets[entries - 1];
-    }
-
-    synchronized int entries() {
-        return entries;
-    }
-
-    synchronized void truncateToEntries(int n) throws IOException {
-        if (n < entries) {
-            entries = n;
-            channel.truncate((long) n * ENTRY_SIZE);
-        }
-    }
-
-    synchronized void reset() throws IOException {
-        entries = 0;
-        channel.truncate(0);
-    }
-
-    synchronized void flush() throws IOException {
-        channel.force(true);
-    }
-
-    @Override
-    public synchronized void close() throws IOException {
-        if (channel.isOpen()) {
-            channel.force(true);
-            channel.close();
-        }
     }
 
     private void add(long ts, int rel) {

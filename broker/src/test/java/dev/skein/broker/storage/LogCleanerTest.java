@@ -39,8 +39,8 @@ class LogCleanerTest {
     }
 
     private static LogConfig compacted() {
-        return LogConfig.defaults().withSegmentBytes(600).withIndexIntervalBytes(100)
-                .withCleanup(false, true, DELETE_RETENTION_MS);
+        return LogConfig.builder().segmentBytes(600).indexIntervalBytes(100)
+                .cleanupDelete(false).cleanupCompact(true).deleteRetentionMs(DELETE_RETENTION_MS).build();
     }
 
     private PartitionLog open() throws IOException {
@@ -131,7 +131,8 @@ class LogCleanerTest {
 
     @Test
     void activeSegmentAndRecentRecordsAreNotCleaned() throws IOException {
-        PartitionLog log = PartitionLog.open(dir(), TP, compacted().withCompaction(30_000, 0.5), time);
+        LogConfig cfg = compacted().toBuilder().minCompactionLagMs(30_000).minCleanableDirtyRatio(0.5).build();
+        PartitionLog log = PartitionLog.open(dir(), TP, cfg, time);
         opened.add(log);
         writeUpdates(log, 4);
         log.roll();

@@ -47,7 +47,7 @@ class PartitionLogTest {
     }
 
     private static LogConfig small() {
-        return LogConfig.defaults().withSegmentBytes(1024).withIndexIntervalBytes(100);
+        return LogConfig.builder().segmentBytes(1024).indexIntervalBytes(100).build();
     }
 
     private PartitionLog open(LogConfig config) throws IOException {
@@ -201,7 +201,7 @@ class PartitionLogTest {
 
     @Test
     void logAppendTimeStampsTheBatch() throws IOException {
-        PartitionLog log = open(small().withLogAppendTime(true));
+        PartitionLog log = open(small().toBuilder().logAppendTime(true).build());
         LogAppendInfo info = log.appendAsLeader(values(Compression.gzip().build(), 5L, "a", "b"), 0);
 
         assertThat(info.logAppendTime()).isEqualTo(time.milliseconds());
@@ -237,10 +237,7 @@ class PartitionLogTest {
 
     @Test
     void batchLargerThanMaxMessageBytesIsRejected() throws IOException {
-        LogConfig cfg = small();
-        PartitionLog log = open(new LogConfig(cfg.segmentBytes(), cfg.segmentMs(), cfg.segmentIndexBytes(),
-                cfg.indexIntervalBytes(), cfg.retentionMs(), cfg.retentionBytes(), true, false, cfg.deleteRetentionMs(),
-                0, 0.5, Long.MAX_VALUE, Long.MAX_VALUE, 100, false, 0));
+        PartitionLog log = open(small().toBuilder().maxMessageBytes(100).fileDeleteDelayMs(0).build());
         assertThatThrownBy(() -> log.appendAsLeader(values(1L, "x".repeat(200)), 0)).isInstanceOf(RecordTooLargeException.class);
         assertThat(log.logEndOffset()).isZero();
     }
@@ -256,7 +253,7 @@ class PartitionLogTest {
 
     @Test
     void compactedTopicRejectsRecordsWithoutKey() throws IOException {
-        PartitionLog log = open(small().withCleanup(false, true, 1000));
+        PartitionLog log = open(small().toBuilder().cleanupDelete(false).cleanupCompact(true).deleteRetentionMs(1000).build());
         MemoryRecords noKey = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(1L, "v".getBytes()));
         assertThatThrownBy(() -> log.appendAsLeader(noKey, 0)).isInstanceOf(InvalidRecordException.class)
                 .hasMessageContaining("Compacted topic cannot accept message without key");
@@ -280,7 +277,7 @@ class PartitionLogTest {
 
     @Test
     void rollsByTime() throws IOException {
-        PartitionLog log = open(small().withSegmentBytes(1 << 20).withSegmentMs(1000));
+        PartitionLog log = open(small().toBuilder().segmentBytes(1 << 20).segmentMs(1000).build());
         appendN(log, 2, 1L);
         time.advance(1001);
         appendN(log, 1, 1L);
@@ -294,9 +291,8 @@ class PartitionLogTest {
 
     @Test
     void rollsWhenTheIndexIsFull() throws IOException {
-        LogConfig cfg = small().withSegmentBytes(1 << 20).withIndexIntervalBytes(1);
-        cfg = new LogConfig(cfg.segmentBytes(), cfg.segmentMs(), 16, 1, cfg.retentionMs(), cfg.retentionBytes(),
-                true, false, cfg.deleteRetentionMs(), 0, 0.5, Long.MAX_VALUE, Long.MAX_VALUE, cfg.maxMessageBytes(), false, 0);
+        LogConfig cfg = small().toBuilder().segmentBytes(1 << 20).segmentIndexBytes(16).indexIntervalBytes(1)
+                .fileDeleteDelayMs(0).build();
         PartitionLog log = open(cfg);
         appendN(log, 10, 1L);
         assertThat(log.numberOfSegments()).isGreaterThan(2);
@@ -476,7 +472,7 @@ class PartitionLogTest {
 
     @Test
     void retentionByTimeDeletesExpiredSegmentsAndRollsAnExpiredActiveSegment() throws IOException {
-        PartitionLog log = open(small().withRetention(10_000, -1));
+        PartitionLog log = open(small().toBuilder().retentionMs(10_000).retentionBytes(-1).build());
         long t0 = time.milliseconds();
         appendN(log, 20, t0);
         int oldSegments = log.numberOfSegments();
@@ -499,7 +495,7 @@ class PartitionLogTest {
 
     @Test
     void retentionBySizeKeepsTheLogUnderTheLimit() throws IOException {
-        PartitionLog log = open(small().withRetention(-1, 2048));
+        PartitionLog log = open(small().toBuilder().retentionMs(-1).retentionBytes(2048).build());
         appendN(log, 60, 1L);
         long sizeBefore = log.size();
         int deleted = log.applyRetention(time.milliseconds());
@@ -512,7 +508,8 @@ class PartitionLogTest {
 
     @Test
     void retentionDoesNothingWithoutDeletePolicy() throws IOException {
-        PartitionLog log = open(small().withRetention(1, 1).withCleanup(false, true, 0));
+        PartitionLog log = open(small().toBuilder().retentionMs(1).retentionBytes(1).cleanupDelete(false).cleanupCompact(true)
+                .deleteRetentionMs(0).build());
         for (int i = 0; i < 30; i++) {
             log.appendAsLeader(TestRecords.keyed(1L, "k=v" + i), 0);
         }
@@ -523,7 +520,7 @@ class PartitionLogTest {
 
     @Test
     void deletedSegmentFilesAreRemovedAfterTheDelay() throws IOException {
-        PartitionLog log = open(small().withRetention(-1, 1024));
+        PartitionLog log = open(small().toBuilder().retentionMs(-1).retentionBytes(1024).build());
         appendN(log, 60, 1L);
         log.applyRetention(time.milliseconds());
         assertThat(files(".deleted")).isNotEmpty();
@@ -536,7 +533,7 @@ class PartitionLogTest {
 
     @Test
     void flushMessagesTriggersFsyncAndAdvancesRecoveryPoint() throws IOException {
-        PartitionLog log = open(small().withFlush(3, Long.MAX_VALUE));
+        PartitionLog log = open(small().toBuilder().flushMessages(3).flushMs(Long.MAX_VALUE).build());
         log.appendAsLeader(values(1L, "a", "b"), 0);
         assertThat(log.recoveryPoint()).isZero();
         log.appendAsLeader(values(1L, "c"), 0);
@@ -545,7 +542,7 @@ class PartitionLogTest {
 
     @Test
     void flushMsFlushesWhenDue() throws IOException {
-        PartitionLog log = open(small().withFlush(Long.MAX_VALUE, 1000));
+        PartitionLog log = open(small().toBuilder().flushMessages(Long.MAX_VALUE).flushMs(1000).build());
         log.appendAsLeader(values(1L, "a"), 0);
         log.maybeFlush(time.milliseconds());
         assertThat(log.recoveryPoint()).isZero();

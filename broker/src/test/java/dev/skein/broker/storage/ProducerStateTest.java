@@ -30,7 +30,7 @@ class ProducerStateTest {
 
     private PartitionLog open() throws IOException {
         PartitionLog log = PartitionLog.open(tmp.resolve("payments-3"), TP,
-                LogConfig.defaults().withSegmentBytes(1024).withIndexIntervalBytes(100), time);
+                LogConfig.builder().segmentBytes(1024).indexIntervalBytes(100).build(), time);
         opened.add(log);
         return log;
     }
@@ -169,7 +169,7 @@ class ProducerStateTest {
     @Test
     void stateIsRebuiltFromTheLatestFlushedSnapshotPlusTheTailAfterACrash() throws IOException {
         PartitionLog log = PartitionLog.open(tmp.resolve("payments-3"), TP,
-                LogConfig.defaults().withSegmentBytes(512).withIndexIntervalBytes(100).withFlush(1, Long.MAX_VALUE), time);
+                LogConfig.builder().segmentBytes(512).indexIntervalBytes(100).flushMessages(1).flushMs(Long.MAX_VALUE).build(), time);
         for (int seq = 0; seq < 40; seq++) {
             log.appendAsLeader(idempotent(PID, (short) 2, seq, "value-" + seq), 0);
         }
