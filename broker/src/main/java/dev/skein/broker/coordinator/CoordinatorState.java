@@ -48,6 +48,7 @@ final class CoordinatorState {
     private final GroupConfig config;
     private final DeadlineTimer timer = new DeadlineTimer();
     private final GroupMetadataManager groups;
+    private final GroupAdmin admin;
     private final OffsetMetadataManager offsets;
 
     /**
@@ -57,6 +58,7 @@ final class CoordinatorState {
     CoordinatorState(GroupConfig config, OffsetStore store, Time time, Executor owner) {
         this.config = config;
         this.groups = new GroupMetadataManager(config, store, time, owner, timer);
+        this.admin = new GroupAdmin(groups);
         this.offsets = new OffsetMetadataManager(groups);
     }
 
@@ -157,15 +159,15 @@ final class CoordinatorState {
     }
 
     ListGroupsResponseData listGroups(ListGroupsRequestData req, short version) {
-        return groups.listGroups(req, version);
+        return admin.listGroups(req, version);
     }
 
     DescribeGroupsResponseData describeGroups(DescribeGroupsRequestData req, short version) {
-        return groups.describeGroups(req, version);
+        return admin.describeGroups(req, version);
     }
 
     CompletableFuture<DeleteGroupsResponseData> deleteGroups(DeleteGroupsRequestData req, short version, long nowMs) {
-        return groups.deleteGroups(req, version, nowMs);
+        return admin.deleteGroups(req, version, nowMs);
     }
 
     CompletableFuture<OffsetDeleteResponseData> deleteOffsets(OffsetDeleteRequestData req, short version, long nowMs) {
