@@ -124,10 +124,8 @@ public final class KafkaApis implements RequestHandler {
                 throw new InvalidRequestException("Skein does not support transactions yet (transactional.id "
                         + data.transactionalId() + ")");
             }
-            if (data.producerId() >= 0 && data.producerEpoch() >= 0 && data.producerEpoch() < Short.MAX_VALUE - 1) {
-                // KIP-360: an idempotent producer bumps its epoch to reset its sequence numbers
-                return response.setProducerId(data.producerId()).setProducerEpoch((short) (data.producerEpoch() + 1));
-            }
+            // As in Kafka, a request without a transactional id always gets a new producer id, also when
+            // it carries its old id and epoch (KIP-360): the new id starts its sequences afresh.
             return response.setProducerId(controller.allocateProducerId()).setProducerEpoch((short) 0);
         } catch (ApiException e) {
             ApiError error = ApiError.fromThrowable(e);

@@ -27,6 +27,7 @@ import java.util.concurrent.Executor;
  * connection's event loop.
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ConnectionHandler.class);
     private static final int MAX_QUEUED = 32;
 
     private final RequestHandler handler;
@@ -143,8 +144,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
                         ? error.getCause() : error;
                 // an unexpected failure of a handler: answer with the error response of the API, as Kafka does
-                org.slf4j.LoggerFactory.getLogger(ConnectionHandler.class)
-                        .error("Error handling {} from {}", api, ctx.channel().remoteAddress(), cause);
+                log.error("Error handling {} from {}", api, ctx.channel().remoteAddress(), cause);
                 response = Response.reply(request.getErrorResponse(0, cause).data());
             }
             switch (response) {
