@@ -75,7 +75,7 @@ public final class BrokerLifecycle implements AutoCloseable {
             brokerEpoch = -1;
             fenced = true;
         } catch (ApiException e) {
-            log.debug("Broker {} heartbeat failed: {}", self.id(), e.toString());
+            log.info("Broker {} heartbeat failed: {}", self.id(), e.toString());
         } catch (RuntimeException e) {
             log.warn("Broker {} heartbeat failed: {}", self.id(), e.toString());
         }

@@ -76,6 +76,7 @@ public final class RaftController implements Controller {
     private final RaftGroup group;
     private RaftServer server;
     private RaftClient client;
+    private RaftClient proposer;
     private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
     private long nextProducerId;
@@ -126,13 +127,10 @@ public final class RaftController implements Controller {
         RaftProperties cp = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(cp, TimeDuration.valueOf(Math.max(500, settings.requestTimeoutMs() / 2),
                 TimeUnit.MILLISECONDS));
-        client = RaftClient.newBuilder()
-                .setClientId(ClientId.randomId())
-                .setRaftGroup(group)
-                .setProperties(cp)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-                .build();
+        client = newClient(cp);
+        // the active controller proposes with its own client, so its proposals never queue behind the
+        // requests this node forwarded with the other one
+        proposer = newClient(cp);
 
         eventLoop = Executors.newSingleThreadExecutor(daemon("skein-controller-" + settings.nodeId() + "-event-loop"));
         timers = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-timer"));
@@ -145,6 +143,16 @@ public final class RaftController implements Controller {
         }
         log.info("Controller quorum voter {} started on {}:{} (group {}, voters {}, storage {})", settings.nodeId(),
                 settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir());
+    }
+
+    private RaftClient newClient(RaftProperties properties) {
+        return RaftClient.newBuilder()
+                .setClientId(ClientId.randomId())
+                .setRaftGroup(group)
+                .setProperties(properties)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -338,7 +346,7 @@ public final class RaftController implements Controller {
     /** Appends {@code commands} as one log entry and waits until it is applied here; throws if it was rejected. */
     private ControllerReply propose(List<MetadataCommand> commands) {
         long timeoutMs = settings.requestTimeoutMs() * 3 / 4;
-        CompletableFuture<RaftClientReply> future = client.async()
+        CompletableFuture<RaftClientReply> future = proposer.async()
                 .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeBatch(commands))));
         try {
             RaftClientReply raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
@@ -426,6 +434,9 @@ public final class RaftController implements Controller {
         try {
             if (client != null) {
                 client.close();
+            }
+            if (proposer != null) {
+                proposer.close();
             }
         } catch (IOException e) {
             log.warn("Error closing the Ratis client: {}", e.toString());
