@@ -9,6 +9,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidUpdateVersionException;
+import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -199,6 +200,22 @@ class RaftControllerQuorumIT {
         });
         PartitionRegistration moved = c.image().topic("fenced").partition(0);
         assertThat(moved.leaderEpoch()).isEqualTo(t.partition(0).leaderEpoch() + 1);
+    }
+
+    @Test
+    void nodeThatCannotReachTheQuorumAnswersNotControllerWithinTheRequestTimeout() {
+        RaftController alone = controllers.get(0);
+        for (int id : List.of(1, 2)) {
+            lifecycles.remove(id).close();
+            controllers.remove(id).close();
+        }
+        long start = System.nanoTime();
+
+        assertThatThrownBy(() -> alone.createTopic("nowhere", 1, (short) 1, Map.of(), false))
+                .isInstanceOf(NotControllerException.class);
+
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+        assertThat(alone.image().topic("nowhere")).isNull();
     }
 
     @Test
