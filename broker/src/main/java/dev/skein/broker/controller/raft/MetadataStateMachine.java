@@ -5,6 +5,7 @@ import dev.skein.broker.controller.MetadataCommand;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.metadata.ClusterImage;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.utils.Time;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -47,6 +48,7 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final String clusterId;
+    private final Time time;
     private final CopyOnWriteArrayList<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
     private final Function<byte[], CompletableFuture<byte[]>> requestHandler;
     private final Consumer<Integer> leaderChanged;
@@ -55,9 +57,10 @@ final class MetadataStateMachine extends BaseStateMachine {
     private int leaderId = -1;
     private volatile ClusterImage image;
 
-    MetadataStateMachine(String clusterId, Function<byte[], CompletableFuture<byte[]>> requestHandler,
+    MetadataStateMachine(String clusterId, Time time, Function<byte[], CompletableFuture<byte[]>> requestHandler,
                          Consumer<Integer> leaderChanged) {
         this.clusterId = clusterId;
+        this.time = time;
         this.requestHandler = requestHandler;
         this.leaderChanged = leaderChanged;
         this.image = state.toImage(clusterId, leaderId);
@@ -81,9 +84,9 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     /** Waits (bounded) until this node has applied the log up to {@code index}; returns whether it has. */
     synchronized boolean awaitApplied(long index, long timeoutMs) throws InterruptedException {
-        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        long deadline = time.milliseconds() + timeoutMs;
         while (appliedIndex < index) {
-            long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
+            long leftMs = deadline - time.milliseconds();
             if (leftMs <= 0) {
                 return false;
             }

@@ -87,7 +87,7 @@ public final class RaftController implements Controller {
         this.settings = settings;
         settings.self();
         this.logic = new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults());
-        this.stateMachine = new MetadataStateMachine(settings.clusterId(), this::onRequestAtLeader, this::onLeaderChanged);
+        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged);
         List<RaftPeer> peers = settings.voters().stream()
                 .map(v -> RaftPeer.newBuilder().setId(peerId(v.id())).setAddress(v.address()).build()).toList();
         this.group = RaftGroup.valueOf(groupId(settings.clusterId()), peers);
