@@ -107,6 +107,25 @@ class ControllerQuorumIT {
         }
     }
 
+    @Test
+    void closingABrokerMovesItsLeadershipsAwayFirst() throws Exception {
+        awaitThreeLiveBrokers();
+        try (Admin admin = admin(1)) {
+            admin.createTopics(List.of(new NewTopic("handover", 6, (short) 3))).all().get();
+            brokers.get(0).close();
+
+            // sooner than the 3 s session timeout could fence it: the controlled shutdown did the move
+            await().atMost(Duration.ofMillis(2500)).untilAsserted(() -> {
+                TopicDescription d = admin.describeTopics(List.of("handover")).allTopicNames().get().get("handover");
+                for (TopicPartitionInfo p : d.partitions()) {
+                    assertThat(p.leader()).isNotNull();
+                    assertThat(p.leader().id()).isNotEqualTo(0);
+                    assertThat(p.isr().stream().map(Node::id)).doesNotContain(0);
+                }
+            });
+        }
+    }
+
     private void awaitThreeLiveBrokers() {
         try (Admin admin = admin(0)) {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->

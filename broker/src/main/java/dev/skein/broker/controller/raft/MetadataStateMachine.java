@@ -31,6 +31,9 @@ import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -50,6 +53,12 @@ final class MetadataStateMachine extends BaseStateMachine {
     private final String clusterId;
     private final Time time;
     private final CopyOnWriteArrayList<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
+    /** Delivers images to listeners in order, off Ratis's apply thread, so a listener may call the controller. */
+    private final ExecutorService publisher = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "skein-metadata-publisher");
+        t.setDaemon(true);
+        return t;
+    });
     private final Function<byte[], CompletableFuture<byte[]>> requestHandler;
     private final Consumer<Integer> leaderChanged;
     private MetadataState state = MetadataState.EMPTY;
@@ -202,16 +211,32 @@ final class MetadataStateMachine extends BaseStateMachine {
         leaderChanged.accept(id);
     }
 
-    /** Publishes the image of the current state; called with the lock held, so images leave in log order. */
+    /**
+     * Publishes the image of the current state; called with the lock held, so images are queued in
+     * log order, and delivered in that order by the publisher thread.
+     */
     private void publish() {
         ClusterImage next = state.toImage(clusterId, leaderId);
         image = next;
-        for (Consumer<ClusterImage> l : listeners) {
-            try {
-                l.accept(next);
-            } catch (RuntimeException e) {
-                log.warn("A metadata listener failed on the image at index {}: {}", appliedIndex, e.toString());
-            }
+        long index = appliedIndex;
+        try {
+            publisher.execute(() -> {
+                for (Consumer<ClusterImage> l : listeners) {
+                    try {
+                        l.accept(next);
+                    } catch (RuntimeException e) {
+                        log.warn("A metadata listener failed on the image at index {}: {}", index, e.toString());
+                    }
+                }
+            });
+        } catch (RejectedExecutionException ignored) {
+            // closed
         }
+    }
+
+    @Override
+    public void close() throws IOException {
+        publisher.shutdownNow();
+        super.close();
     }
 }
