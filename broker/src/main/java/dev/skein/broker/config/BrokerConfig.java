@@ -411,6 +411,36 @@ public final class BrokerConfig {
         return (String) get(CLUSTER_ID);
     }
 
+    public int brokerSessionTimeoutMs() {
+        return (Integer) get(BROKER_SESSION_TIMEOUT_MS);
+    }
+
+    public int brokerHeartbeatIntervalMs() {
+        return (Integer) get(BROKER_HEARTBEAT_INTERVAL_MS);
+    }
+
+    public boolean autoLeaderRebalanceEnable() {
+        return (Boolean) get(AUTO_LEADER_REBALANCE_ENABLE);
+    }
+
+    public long leaderImbalanceCheckIntervalSeconds() {
+        return (Long) get(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS);
+    }
+
+    public int offsetsTopicReplicationFactor() {
+        return (Integer) get(OFFSETS_TOPIC_REPLICATION_FACTOR);
+    }
+
+    /** The first listener named in {@code controller.listener.names}, or null if there is none. */
+    public Listener controllerListener() {
+        for (Listener l : listeners()) {
+            if (controllerListenerNames().contains(l.name())) {
+                return l;
+            }
+        }
+        return null;
+    }
+
     /**
      * The broker-level defaults of topic configs ({@code log.retention.ms} for {@code retention.ms}, ...),
      * keyed by the topic config name, with Kafka's precedence (ms over minutes over hours).

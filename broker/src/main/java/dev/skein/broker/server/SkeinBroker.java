@@ -3,7 +3,9 @@ package dev.skein.broker.server;
 import dev.skein.broker.api.KafkaApis;
 import dev.skein.broker.api.SupportedApis;
 import dev.skein.broker.config.BrokerConfig;
-import dev.skein.broker.controller.LocalController;
+import dev.skein.broker.controller.BrokerLifecycle;
+import dev.skein.broker.controller.Controller;
+import dev.skein.broker.controller.Controllers;
 import dev.skein.broker.coordinator.GroupConfig;
 import dev.skein.broker.coordinator.GroupCoordinator;
 import dev.skein.broker.http.HttpEndpoints;
@@ -27,6 +29,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -74,7 +77,7 @@ public final class SkeinBroker implements AutoCloseable {
         new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(registry);
         resources.add(registry::close);
 
-        LogDirs logDirs = LogDirs.formatAndLock(config.logDirs(), config.nodeId(), config.clusterId());
+        LogDirs logDirs = LogDirs.formatAndLock(config.logDirs(), config.nodeId(), Controllers.clusterId(config));
         resources.add(logDirs);
 
         ExecutorService requestPool = Executors.newFixedThreadPool(config.numIoThreads(), threads("skein-request-handler"));
@@ -99,9 +102,9 @@ public final class SkeinBroker implements AutoCloseable {
         ExecutorService purgatory = Executors.newFixedThreadPool(2, threads("skein-fetch-purgatory"));
         resources.add(purgatory::shutdownNow);
 
-        ClusterImage.BrokerInfo self = new ClusterImage.BrokerInfo(config.nodeId(), advertised.host(), advertised.port(), config.rack());
-        LocalController controller = new LocalController(config.logDirs().getFirst().resolve("skein-metadata"),
-                logDirs.clusterId(), self);
+        ClusterImage.BrokerInfo self = new ClusterImage.BrokerInfo(config.nodeId(), advertised.host(), advertised.port(),
+                config.rack(), logDirs.incarnation(), false);
+        Controller controller = Controllers.start(config, logDirs.clusterId(), self, time);
         resources.add(controller);
 
         LogManager logManager = new LogManager(config.logDirs(), time);
@@ -112,12 +115,11 @@ public final class SkeinBroker implements AutoCloseable {
         replicaManager.applyImage(controller.image());
         controller.addListener(replicaManager::applyImage);
 
-        if (controller.image().topic(Topics.GROUP_METADATA_TOPIC) == null) {
-            controller.createTopic(Topics.GROUP_METADATA_TOPIC, config.offsetsTopicNumPartitions(), (short) 1,
-                    Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(config.offsetsTopicSegmentBytes())),
-                    false);
+        if (!Controllers.isQuorum(config) && controller.image().topic(Topics.GROUP_METADATA_TOPIC) == null) {
+            createOffsetsTopic(controller, 1);
         }
-        int offsetPartitions = controller.image().topic(Topics.GROUP_METADATA_TOPIC).partitionCount();
+        var offsetsTopic = controller.image().topic(Topics.GROUP_METADATA_TOPIC);
+        int offsetPartitions = offsetsTopic != null ? offsetsTopic.partitionCount() : config.offsetsTopicNumPartitions();
         GroupCoordinator coordinator = new GroupCoordinator(new GroupConfig(config.groupMinSessionTimeoutMs(),
                 config.groupMaxSessionTimeoutMs(), config.groupInitialRebalanceDelayMs(), config.groupMaxSize(),
                 config.offsetsRetentionMs(), config.offsetsRetentionCheckIntervalMs()),
@@ -134,14 +136,68 @@ public final class SkeinBroker implements AutoCloseable {
             return t == null ? null : t.id();
         });
         resources.add(coordinator);
-        coordinator.start();
+        if (!Controllers.isQuorum(config)) {
+            coordinator.start();
+        }
 
         scheduleBackgroundWork(logManager);
+        if (Controllers.isQuorum(config)) {
+            // registers and heartbeats; closed first, so close() begins with the controlled shutdown
+            BrokerLifecycle lifecycle = new BrokerLifecycle(controller, self, config.brokerHeartbeatIntervalMs(),
+                    Math.min(config.brokerSessionTimeoutMs(), 10_000));
+            lifecycle.start();
+            resources.add(lifecycle);
+            AtomicBoolean coordinatorStarted = new AtomicBoolean();
+            scheduler.scheduleWithFixedDelay(() -> {
+                createOffsetsTopicOnceBrokersAreLive(controller);
+                // the coordinator loads every offsets partition, so it starts once this broker hosts them all
+                if (!coordinatorStarted.get() && hostsOffsetsTopic(controller, offsetPartitions)) {
+                    coordinatorStarted.set(true);
+                    coordinator.start();
+                }
+            }, 0, config.brokerHeartbeatIntervalMs(), TimeUnit.MILLISECONDS);
+        }
 
         handler.complete(new KafkaApis(config, controller, replicaManager, coordinator));
         ready = true;
         log.info("Skein broker {} started: cluster {}, listening on {}:{} (advertised {}), HTTP port {}",
                 config.nodeId(), logDirs.clusterId(), listener.host(), port, advertised, httpPort);
+    }
+
+    private void createOffsetsTopic(Controller controller, int replicationFactor) {
+        controller.createTopic(Topics.GROUP_METADATA_TOPIC, config.offsetsTopicNumPartitions(), (short) replicationFactor,
+                Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(config.offsetsTopicSegmentBytes())),
+                false);
+    }
+
+    /** With a quorum: creates the offsets topic once min(its replication factor, voters) brokers are live. */
+    private void createOffsetsTopicOnceBrokersAreLive(Controller controller) {
+        ClusterImage image = controller.image();
+        if (image.topic(Topics.GROUP_METADATA_TOPIC) != null) {
+            return;
+        }
+        long live = image.brokers().stream().filter(b -> !b.fenced()).count();
+        int wanted = Math.min(config.offsetsTopicReplicationFactor(), config.controllerQuorumVoters().size());
+        if (live >= wanted && live > 0) {
+            try {
+                createOffsetsTopic(controller, (int) Math.min(config.offsetsTopicReplicationFactor(), live));
+            } catch (org.apache.kafka.common.errors.ApiException e) {
+                log.debug("Offsets topic not created yet: {}", e.toString());
+            }
+        }
+    }
+
+    private boolean hostsOffsetsTopic(Controller controller, int partitions) {
+        var t = controller.image().topic(Topics.GROUP_METADATA_TOPIC);
+        if (t == null || t.partitionCount() != partitions) {
+            return false;
+        }
+        for (int p = 0; p < partitions; p++) {
+            if (replicaManager.partition(new org.apache.kafka.common.TopicPartition(Topics.GROUP_METADATA_TOPIC, p)).isEmpty()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void scheduleBackgroundWork(LogManager logManager) {

@@ -1,0 +1,375 @@
+package dev.skein.broker.controller;
+
+import dev.skein.broker.config.TopicConfigs;
+import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.PartitionRegistration;
+import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
+import org.apache.kafka.common.errors.FencedLeaderEpochException;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.InvalidUpdateVersionException;
+import org.apache.kafka.common.errors.StaleBrokerEpochException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicIdException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.utils.Time;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * The decisions of the active controller, as pure functions of the current {@link MetadataState}
+ * plus what only the active controller keeps in memory: when each broker last heartbeat, which
+ * brokers are shutting down, a seeded {@link Random} for placement and an injected {@link Time}.
+ * Each method validates a request and returns the commands to propose (or throws Kafka's
+ * {@link org.apache.kafka.common.errors.ApiException}, and nothing is proposed). It is not
+ * thread-safe: the controller calls it from one thread.
+ *
+ * <p>Leadership rules: a leader is elected from the ISR members that are live (registered, not
+ * fenced) and not shutting down, in replica order; with none, the partition has no leader
+ * ({@link PartitionRegistration#NO_LEADER}) unless the topic allows unclean election, which picks
+ * the first live replica and makes it the whole ISR. A fenced broker leaves every ISR except one it
+ * is the last member of (it still holds the data); a broker back with a new incarnation (an empty
+ * disk) leaves every ISR.
+ */
+public final class ActiveController {
+    public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
+    public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
+
+    private final Time time;
+    private final Random random;
+    private final long sessionTimeoutMs;
+    private final Map<String, String> topicDefaults;
+    private final Map<Integer, Long> lastHeartbeatMs = new HashMap<>();
+    private final Set<Integer> shuttingDown = new HashSet<>();
+
+    public ActiveController(Time time, Random random, long sessionTimeoutMs, Map<String, String> topicDefaults) {
+        this.time = time;
+        this.random = random;
+        this.sessionTimeoutMs = sessionTimeoutMs;
+        this.topicDefaults = Map.copyOf(topicDefaults);
+    }
+
+    /** This node just became the active controller: every registered broker gets a fresh session. */
+    public void becameActive(MetadataState state) {
+        lastHeartbeatMs.clear();
+        shuttingDown.clear();
+        long now = time.milliseconds();
+        state.brokers().keySet().forEach(id -> lastHeartbeatMs.put(id, now));
+    }
+
+    public List<MetadataCommand> createTopic(MetadataState s, String name, int partitions, short replicationFactor,
+                                             Map<String, String> configs) {
+        Topic.validate(name);
+        if (s.topic(name) != null) {
+            throw new TopicExistsException("Topic '" + name + "' already exists.");
+        }
+        for (String existing : s.topics().keySet()) {
+            if (Topic.hasCollision(name, existing)) {
+                throw new InvalidTopicException("Topic '" + name + "' collides with existing topic: " + existing);
+            }
+        }
+        if (partitions <= 0) {
+            throw new InvalidPartitionsException("Number of partitions was set to an invalid non-positive value.");
+        }
+        if (replicationFactor <= 0) {
+            throw new InvalidReplicationFactorException("Replication factor must be larger than 0.");
+        }
+        List<BrokerRegistration> live = placeable(s);
+        checkReplicationFactor(replicationFactor, live.size());
+        TopicConfigs.validate(configs);
+        checkMinIsr(configs, replicationFactor);
+        Uuid id = new Uuid(random.nextLong(), random.nextLong());
+        while (id.equals(Uuid.ZERO_UUID) || id.equals(Uuid.METADATA_TOPIC_ID) || s.topic(id) != null) {
+            id = new Uuid(random.nextLong(), random.nextLong());
+        }
+        return List.of(new MetadataCommand.CreateTopic(name, id,
+                ReplicaPlacer.place(live, 0, partitions, replicationFactor, random), configs));
+    }
+
+    public List<MetadataCommand> deleteTopic(MetadataState s, Uuid topicId) {
+        if (s.topic(topicId) == null) {
+            throw new UnknownTopicIdException("Topic id " + topicId + " not found.");
+        }
+        return List.of(new MetadataCommand.DeleteTopic(topicId));
+    }
+
+    public List<MetadataCommand> createPartitions(MetadataState s, String topic, int newCount) {
+        TopicMetadata t = s.topic(topic);
+        if (t == null) {
+            throw new UnknownTopicOrPartitionException("This server does not host this topic-partition.");
+        }
+        if (newCount < t.partitionCount()) {
+            throw new InvalidPartitionsException("Topic currently has " + t.partitionCount()
+                    + " partitions, which is higher than the requested " + newCount + ".");
+        }
+        if (newCount == t.partitionCount()) {
+            throw new InvalidPartitionsException("Topic already has " + t.partitionCount() + " partitions.");
+        }
+        int rf = t.partition(0).replicas().size();
+        List<BrokerRegistration> live = placeable(s);
+        checkReplicationFactor(rf, live.size());
+        return List.of(new MetadataCommand.CreatePartitions(t.id(), t.partitionCount(),
+                ReplicaPlacer.place(live, t.partitionCount(), newCount - t.partitionCount(), rf, random)));
+    }
+
+    public List<MetadataCommand> alterTopicConfigs(MetadataState s, String topic, Map<String, String> configs) {
+        TopicMetadata t = s.topic(topic);
+        if (t == null) {
+            throw new UnknownTopicOrPartitionException("The topic '" + topic + "' does not exist.");
+        }
+        TopicConfigs.validate(configs);
+        int rf = t.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(1);
+        checkMinIsr(configs, rf);
+        return List.of(new MetadataCommand.AlterTopicConfigs(t.id(), configs));
+    }
+
+    /**
+     * A broker (re-)registers: it is fenced until its first heartbeat. Partitions it led move to
+     * another live ISR member (its restart lost its leader state); with a new incarnation it also
+     * leaves every ISR.
+     */
+    public List<MetadataCommand> registerBroker(MetadataState s, ClusterImage.BrokerInfo broker) {
+        if (broker.id() < 0) {
+            throw new InvalidRequestException("Invalid broker id " + broker.id());
+        }
+        BrokerRegistration previous = s.broker(broker.id());
+        boolean newIncarnation = previous != null && !previous.incarnation().equals(broker.incarnation());
+        List<MetadataCommand> out = new ArrayList<>();
+        out.add(new MetadataCommand.RegisterBroker(broker.id(), broker.host(), broker.port(), broker.rack(),
+                broker.incarnation()));
+        MetadataState next = s.apply(out, Long.MAX_VALUE).state();
+        out.addAll(moveAway(next, broker.id(), newIncarnation));
+        lastHeartbeatMs.put(broker.id(), time.milliseconds());
+        shuttingDown.remove(broker.id());
+        return out;
+    }
+
+    /** Records a heartbeat; returns the commands it causes (unfencing, controlled-shutdown moves). */
+    public List<MetadataCommand> heartbeat(MetadataState s, int brokerId, long brokerEpoch, boolean wantShutdown) {
+        BrokerRegistration b = s.broker(brokerId);
+        if (b == null) {
+            throw new BrokerIdNotRegisteredException("Broker " + brokerId + " is not registered.");
+        }
+        if (b.epoch() != brokerEpoch) {
+            throw new StaleBrokerEpochException("Broker " + brokerId + " is at epoch " + b.epoch() + ", not " + brokerEpoch);
+        }
+        lastHeartbeatMs.put(brokerId, time.milliseconds());
+        List<MetadataCommand> out = new ArrayList<>();
+        if (wantShutdown) {
+            shuttingDown.add(brokerId);
+            out.addAll(moveAway(s, brokerId, false));
+            MetadataState next = s.apply(out, Long.MAX_VALUE).state();
+            if (!b.fenced() && leadsNothing(next, brokerId)) {
+                out.add(new MetadataCommand.FenceBroker(brokerId, brokerEpoch));
+            }
+        } else if (b.fenced()) {
+            out.add(new MetadataCommand.UnfenceBroker(brokerId, brokerEpoch));
+            out.addAll(electOfflineLeaders(s.apply(out, Long.MAX_VALUE).state()));
+        }
+        return out;
+    }
+
+    /** The heartbeat's answer, from the state after the heartbeat's commands were applied. */
+    public BrokerHeartbeat heartbeatReply(MetadataState s, int brokerId, boolean wantShutdown) {
+        BrokerRegistration b = s.broker(brokerId);
+        boolean fenced = b == null || b.fenced();
+        return new BrokerHeartbeat(fenced, wantShutdown && leadsNothing(s, brokerId));
+    }
+
+    /** Fences every live broker whose last heartbeat is older than the session timeout, moving its leaderships. */
+    public List<MetadataCommand> fenceExpiredBrokers(MetadataState s) {
+        long now = time.milliseconds();
+        List<MetadataCommand> out = new ArrayList<>();
+        MetadataState next = s;
+        for (BrokerRegistration b : s.brokers().values()) {
+            long last = lastHeartbeatMs.computeIfAbsent(b.id(), id -> now);
+            if (!b.fenced() && now - last > sessionTimeoutMs) {
+                List<MetadataCommand> fence = new ArrayList<>();
+                fence.add(new MetadataCommand.FenceBroker(b.id(), b.epoch()));
+                next = next.apply(fence, Long.MAX_VALUE).state();
+                List<MetadataCommand> moves = moveAway(next, b.id(), false);
+                next = next.apply(moves, Long.MAX_VALUE).state();
+                out.addAll(fence);
+                out.addAll(moves);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The leader's change of a partition's ISR (compare-and-set on leader epoch and partition epoch).
+     */
+    public List<MetadataCommand> alterPartition(MetadataState s, TopicPartition tp, int leaderId, int leaderEpoch,
+                                                int partitionEpoch, List<Integer> newIsr) {
+        TopicMetadata t = s.topic(tp.topic());
+        PartitionRegistration p = t == null ? null : t.partition(tp.partition());
+        if (p == null) {
+            throw new UnknownTopicOrPartitionException("Unknown partition " + tp);
+        }
+        if (leaderId != p.leader() || leaderEpoch != p.leaderEpoch()) {
+            throw new FencedLeaderEpochException("Partition " + tp + " is led by " + p.leader() + " in epoch "
+                    + p.leaderEpoch() + ", not by " + leaderId + " in epoch " + leaderEpoch);
+        }
+        if (partitionEpoch != p.partitionEpoch()) {
+            throw new InvalidUpdateVersionException("Partition " + tp + " is at partition epoch " + p.partitionEpoch()
+                    + ", not " + partitionEpoch);
+        }
+        if (newIsr.isEmpty() || !newIsr.contains(leaderId) || newIsr.stream().distinct().count() != newIsr.size()) {
+            throw new InvalidRequestException("The ISR " + newIsr + " of " + tp + " must contain the leader " + leaderId
+                    + " once and no duplicates");
+        }
+        for (int r : newIsr) {
+            if (!p.replicas().contains(r)) {
+                throw new InvalidRequestException("Broker " + r + " is not a replica of " + tp + ": " + p.replicas());
+            }
+            if (!s.isLive(r)) {
+                throw new InvalidRequestException("Broker " + r + " in the new ISR of " + tp + " is fenced or unknown");
+            }
+        }
+        return List.of(new MetadataCommand.ChangePartition(t.id(), tp.partition(), p.partitionEpoch(), p.leader(),
+                p.leaderEpoch(), newIsr));
+    }
+
+    /** Moves leadership back to each partition's preferred replica where it is live and in sync. */
+    public List<MetadataCommand> preferredLeaderElections(MetadataState s) {
+        List<MetadataCommand> out = new ArrayList<>();
+        for (TopicMetadata t : s.topics().values()) {
+            for (int i = 0; i < t.partitionCount(); i++) {
+                PartitionRegistration p = t.partition(i);
+                int preferred = p.replicas().getFirst();
+                if (p.leader() != preferred && p.isr().contains(preferred) && eligible(s, preferred)) {
+                    out.add(new MetadataCommand.ChangePartition(t.id(), i, p.partitionEpoch(), preferred,
+                            p.leaderEpoch() + 1, p.isr()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Gives a leader to partitions without one, from the live ISR (or any live replica if unclean election is on). */
+    public List<MetadataCommand> electOfflineLeaders(MetadataState s) {
+        List<MetadataCommand> out = new ArrayList<>();
+        for (TopicMetadata t : s.topics().values()) {
+            for (int i = 0; i < t.partitionCount(); i++) {
+                PartitionRegistration p = t.partition(i);
+                if (p.hasLeader()) {
+                    continue;
+                }
+                Election e = elect(s, t, p, p.isr(), -1);
+                if (e.leader() != PartitionRegistration.NO_LEADER) {
+                    out.add(new MetadataCommand.ChangePartition(t.id(), i, p.partitionEpoch(), e.leader(),
+                            p.leaderEpoch() + 1, e.isr()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Takes {@code brokerId} out of leadership and out of the ISRs; it stays the last ISR member of a
+     * partition with no other (it still has the data) unless {@code evenIfLastInIsr}.
+     */
+    List<MetadataCommand> moveAway(MetadataState s, int brokerId, boolean evenIfLastInIsr) {
+        List<MetadataCommand> out = new ArrayList<>();
+        for (TopicMetadata t : s.topics().values()) {
+            for (int i = 0; i < t.partitionCount(); i++) {
+                PartitionRegistration p = t.partition(i);
+                boolean leads = p.leader() == brokerId;
+                if (!leads && !p.isr().contains(brokerId)) {
+                    continue;
+                }
+                List<Integer> isr = new ArrayList<>(p.isr());
+                isr.remove(Integer.valueOf(brokerId));
+                if (isr.isEmpty() && !evenIfLastInIsr) {
+                    isr = List.of(brokerId);
+                }
+                int leader = p.leader();
+                int leaderEpoch = p.leaderEpoch();
+                if (leads) {
+                    Election e = elect(s, t, p, isr, brokerId);
+                    leader = e.leader();
+                    isr = e.isr();
+                    leaderEpoch++;
+                }
+                if (leader == p.leader() && isr.equals(p.isr())) {
+                    continue;
+                }
+                out.add(new MetadataCommand.ChangePartition(t.id(), i, p.partitionEpoch(), leader, leaderEpoch, isr));
+            }
+        }
+        return out;
+    }
+
+    private record Election(int leader, List<Integer> isr) {
+    }
+
+    private Election elect(MetadataState s, TopicMetadata t, PartitionRegistration p, List<Integer> isr, int excluded) {
+        for (int r : p.replicas()) {
+            if (r != excluded && isr.contains(r) && eligible(s, r)) {
+                return new Election(r, isr);
+            }
+        }
+        if (uncleanElection(t)) {
+            for (int r : p.replicas()) {
+                if (r != excluded && eligible(s, r)) {
+                    return new Election(r, List.of(r));
+                }
+            }
+        }
+        return new Election(PartitionRegistration.NO_LEADER, isr);
+    }
+
+    private boolean eligible(MetadataState s, int brokerId) {
+        return s.isLive(brokerId) && !shuttingDown.contains(brokerId);
+    }
+
+    private boolean uncleanElection(TopicMetadata t) {
+        String v = t.configs().getOrDefault(UNCLEAN_LEADER_ELECTION_ENABLE,
+                topicDefaults.getOrDefault(UNCLEAN_LEADER_ELECTION_ENABLE, "false"));
+        return Boolean.parseBoolean(v.trim());
+    }
+
+    private static boolean leadsNothing(MetadataState s, int brokerId) {
+        for (TopicMetadata t : s.topics().values()) {
+            for (PartitionRegistration p : t.partitions()) {
+                if (p.leader() == brokerId) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private List<BrokerRegistration> placeable(MetadataState s) {
+        return s.brokers().values().stream().filter(b -> !b.fenced() && !shuttingDown.contains(b.id())).toList();
+    }
+
+    private static void checkReplicationFactor(int replicationFactor, int liveBrokers) {
+        if (replicationFactor > liveBrokers) {
+            throw new InvalidReplicationFactorException("Unable to replicate the partition " + replicationFactor
+                    + " time(s): The target replication factor of " + replicationFactor
+                    + " cannot be reached because only " + liveBrokers + " broker(s) are registered and live.");
+        }
+    }
+
+    private static void checkMinIsr(Map<String, String> configs, int replicationFactor) {
+        String minIsr = configs.get(MIN_INSYNC_REPLICAS);
+        if (minIsr != null && Integer.parseInt(minIsr.trim()) > replicationFactor) {
+            throw new InvalidConfigurationException("min.insync.replicas " + minIsr.trim()
+                    + " is larger than the replication factor " + replicationFactor + ".");
+        }
+    }
+}

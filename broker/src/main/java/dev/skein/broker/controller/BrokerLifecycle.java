@@ -1,0 +1,119 @@
+package dev.skein.broker.controller;
+
+import dev.skein.broker.metadata.ClusterImage;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
+import org.apache.kafka.common.errors.StaleBrokerEpochException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A broker's side of its lifecycle with the controller: registers (endpoint, rack, log-dir
+ * incarnation), then heartbeats every {@code broker.heartbeat.interval.ms}; re-registers when the
+ * controller no longer knows its epoch. {@link #close} performs a controlled shutdown: heartbeats
+ * asking to shut down until the controller has moved every leadership away (bounded by
+ * {@code shutdownTimeoutMs}), then stops. One thread does all of this, so calls never overlap.
+ */
+public final class BrokerLifecycle implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(BrokerLifecycle.class);
+
+    private final Controller controller;
+    private final ClusterImage.BrokerInfo self;
+    private final long heartbeatIntervalMs;
+    private final long shutdownTimeoutMs;
+    private ScheduledExecutorService thread;
+    private volatile long brokerEpoch = -1;
+    private volatile boolean fenced = true;
+
+    public BrokerLifecycle(Controller controller, ClusterImage.BrokerInfo self, long heartbeatIntervalMs,
+                           long shutdownTimeoutMs) {
+        this.controller = controller;
+        this.self = self;
+        this.heartbeatIntervalMs = heartbeatIntervalMs;
+        this.shutdownTimeoutMs = shutdownTimeoutMs;
+    }
+
+    public synchronized void start() {
+        thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "skein-broker-lifecycle-" + self.id());
+            t.setDaemon(true);
+            return t;
+        });
+        thread.scheduleWithFixedDelay(this::heartbeat, 0, heartbeatIntervalMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** The epoch of the current registration, or -1 before the broker is registered. */
+    public long brokerEpoch() {
+        return brokerEpoch;
+    }
+
+    /** Whether the controller last answered that this broker is fenced. */
+    public boolean isFenced() {
+        return fenced;
+    }
+
+    private void heartbeat() {
+        try {
+            if (brokerEpoch < 0) {
+                brokerEpoch = controller.registerBroker(self);
+                log.info("Broker {} registered with epoch {} (incarnation {})", self.id(), brokerEpoch, self.incarnation());
+            }
+            boolean wasFenced = fenced;
+            fenced = controller.heartbeat(self.id(), brokerEpoch, false).fenced();
+            if (wasFenced && !fenced) {
+                log.info("Broker {} is unfenced", self.id());
+            }
+        } catch (StaleBrokerEpochException | BrokerIdNotRegisteredException e) {
+            log.info("Broker {} must register again: {}", self.id(), e.getMessage());
+            brokerEpoch = -1;
+            fenced = true;
+        } catch (ApiException e) {
+            log.info("Broker {} heartbeat failed: {}", self.id(), e.toString());
+        } catch (RuntimeException e) {
+            log.warn("Broker {} heartbeat failed: {}", self.id(), e.toString());
+        }
+    }
+
+    /** Controlled shutdown (bounded), then stops heartbeating. */
+    @Override
+    public synchronized void close() {
+        if (thread == null) {
+            return;
+        }
+        CompletableFuture<Void> allowed = new CompletableFuture<>();
+        thread.shutdownNow();
+        ScheduledExecutorService shutdown = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "skein-broker-controlled-shutdown-" + self.id());
+            t.setDaemon(true);
+            return t;
+        });
+        if (brokerEpoch >= 0) {
+            shutdown.scheduleWithFixedDelay(() -> {
+                try {
+                    if (controller.heartbeat(self.id(), brokerEpoch, true).shutdownAllowed()) {
+                        allowed.complete(null);
+                    }
+                } catch (RuntimeException e) {
+                    log.debug("Controlled shutdown heartbeat of broker {} failed: {}", self.id(), e.toString());
+                }
+            }, 0, Math.max(50, Math.min(heartbeatIntervalMs, 500)), TimeUnit.MILLISECONDS);
+            try {
+                allowed.get(shutdownTimeoutMs, TimeUnit.MILLISECONDS);
+                log.info("Broker {} completed its controlled shutdown", self.id());
+            } catch (TimeoutException | ExecutionException e) {
+                log.warn("Broker {} stops without a completed controlled shutdown after {} ms", self.id(), shutdownTimeoutMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        shutdown.shutdownNow();
+        thread = null;
+    }
+}

@@ -1,0 +1,175 @@
+package dev.skein.broker.controller.raft;
+
+import dev.skein.broker.metadata.ClusterImage;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A request to the active controller, sent from any node through the Ratis client (a read-only
+ * message, so Ratis routes it to the leader and it does not enter the log itself; the active
+ * controller turns it into {@link dev.skein.broker.controller.MetadataCommand}s, which do).
+ * Encoded as {@code version:u8(=1) type:u8 fields}.
+ */
+sealed interface ControllerRequest {
+    byte VERSION = 1;
+
+    record CreateTopic(String name, int partitions, short replicationFactor, Map<String, String> configs,
+                       boolean validateOnly) implements ControllerRequest {
+    }
+
+    record DeleteTopic(Uuid topicId) implements ControllerRequest {
+    }
+
+    record CreatePartitions(String topic, int newCount, boolean validateOnly) implements ControllerRequest {
+    }
+
+    record AlterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) implements ControllerRequest {
+    }
+
+    record AllocateProducerIds(int size) implements ControllerRequest {
+    }
+
+    record RegisterBroker(ClusterImage.BrokerInfo broker) implements ControllerRequest {
+    }
+
+    record Heartbeat(int brokerId, long brokerEpoch, boolean wantShutdown) implements ControllerRequest {
+    }
+
+    record AlterPartition(TopicPartition partition, int leaderId, int leaderEpoch, int partitionEpoch,
+                          List<Integer> newIsr) implements ControllerRequest {
+    }
+
+    static byte[] encode(ControllerRequest request) {
+        return Bytes.write(out -> {
+            out.writeByte(VERSION);
+            switch (request) {
+                case CreateTopic c -> {
+                    out.writeByte(1);
+                    out.writeUTF(c.name());
+                    out.writeInt(c.partitions());
+                    out.writeShort(c.replicationFactor());
+                    writeConfigs(out, c.configs());
+                    out.writeBoolean(c.validateOnly());
+                }
+                case DeleteTopic d -> {
+                    out.writeByte(2);
+                    out.writeLong(d.topicId().getMostSignificantBits());
+                    out.writeLong(d.topicId().getLeastSignificantBits());
+                }
+                case CreatePartitions c -> {
+                    out.writeByte(3);
+                    out.writeUTF(c.topic());
+                    out.writeInt(c.newCount());
+                    out.writeBoolean(c.validateOnly());
+                }
+                case AlterTopicConfigs a -> {
+                    out.writeByte(4);
+                    out.writeUTF(a.topic());
+                    writeConfigs(out, a.configs());
+                    out.writeBoolean(a.validateOnly());
+                }
+                case AllocateProducerIds p -> {
+                    out.writeByte(5);
+                    out.writeInt(p.size());
+                }
+                case RegisterBroker r -> {
+                    out.writeByte(6);
+                    ClusterImage.BrokerInfo b = r.broker();
+                    out.writeInt(b.id());
+                    out.writeUTF(b.host());
+                    out.writeInt(b.port());
+                    out.writeBoolean(b.rack() != null);
+                    if (b.rack() != null) {
+                        out.writeUTF(b.rack());
+                    }
+                    out.writeLong(b.incarnation().getMostSignificantBits());
+                    out.writeLong(b.incarnation().getLeastSignificantBits());
+                }
+                case Heartbeat h -> {
+                    out.writeByte(7);
+                    out.writeInt(h.brokerId());
+                    out.writeLong(h.brokerEpoch());
+                    out.writeBoolean(h.wantShutdown());
+                }
+                case AlterPartition a -> {
+                    out.writeByte(8);
+                    out.writeUTF(a.partition().topic());
+                    out.writeInt(a.partition().partition());
+                    out.writeInt(a.leaderId());
+                    out.writeInt(a.leaderEpoch());
+                    out.writeInt(a.partitionEpoch());
+                    out.writeInt(a.newIsr().size());
+                    for (int r : a.newIsr()) {
+                        out.writeInt(r);
+                    }
+                }
+            }
+        });
+    }
+
+    static ControllerRequest decode(byte[] bytes) {
+        return Bytes.read(bytes, in -> {
+            byte version = in.readByte();
+            if (version != VERSION) {
+                throw new IOException("Unsupported controller request version " + version);
+            }
+            byte type = in.readByte();
+            return switch (type) {
+                case 1 -> new CreateTopic(in.readUTF(), in.readInt(), in.readShort(), readConfigs(in), in.readBoolean());
+                case 2 -> new DeleteTopic(new Uuid(in.readLong(), in.readLong()));
+                case 3 -> new CreatePartitions(in.readUTF(), in.readInt(), in.readBoolean());
+                case 4 -> new AlterTopicConfigs(in.readUTF(), readConfigs(in), in.readBoolean());
+                case 5 -> new AllocateProducerIds(in.readInt());
+                case 6 -> {
+                    int id = in.readInt();
+                    String host = in.readUTF();
+                    int port = in.readInt();
+                    String rack = in.readBoolean() ? in.readUTF() : null;
+                    yield new RegisterBroker(new ClusterImage.BrokerInfo(id, host, port, rack,
+                            new Uuid(in.readLong(), in.readLong()), true));
+                }
+                case 7 -> new Heartbeat(in.readInt(), in.readLong(), in.readBoolean());
+                case 8 -> {
+                    TopicPartition tp = new TopicPartition(in.readUTF(), in.readInt());
+                    int leader = in.readInt();
+                    int leaderEpoch = in.readInt();
+                    int partitionEpoch = in.readInt();
+                    int n = in.readInt();
+                    List<Integer> isr = new ArrayList<>(n);
+                    for (int i = 0; i < n; i++) {
+                        isr.add(in.readInt());
+                    }
+                    yield new AlterPartition(tp, leader, leaderEpoch, partitionEpoch, isr);
+                }
+                default -> throw new IOException("Unknown controller request type " + type);
+            };
+        });
+    }
+
+    private static void writeConfigs(DataOutputStream out, Map<String, String> configs) throws IOException {
+        Map<String, String> sorted = new TreeMap<>(configs);
+        out.writeInt(sorted.size());
+        for (Map.Entry<String, String> e : sorted.entrySet()) {
+            out.writeUTF(e.getKey());
+            out.writeUTF(e.getValue());
+        }
+    }
+
+    private static Map<String, String> readConfigs(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        Map<String, String> out = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            out.put(in.readUTF(), in.readUTF());
+        }
+        return out;
+    }
+}

@@ -1,0 +1,453 @@
+package dev.skein.broker.controller.raft;
+
+import dev.skein.broker.controller.ActiveController;
+import dev.skein.broker.controller.BrokerHeartbeat;
+import dev.skein.broker.controller.Controller;
+import dev.skein.broker.controller.MetadataCodec;
+import dev.skein.broker.controller.MetadataCommand;
+import dev.skein.broker.controller.MetadataState;
+import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.PartitionRegistration;
+import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.kafka.common.utils.Time;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+/**
+ * The controller of a multi-node cluster: a voter of the controller quorum on Apache Ratis. The
+ * Ratis leader is the active controller. A request made on any node travels to the leader as a
+ * read-only Ratis message; there one thread (the event loop, which owns the {@link ActiveController}
+ * decisions) validates it, turns it into {@link MetadataCommand}s, proposes them to the log and
+ * waits until they are applied, then answers; the asking node waits until it has applied the same
+ * index, so it reads its own writes. Rejected requests propose nothing. A node that cannot reach
+ * the quorum within {@code requestTimeoutMs} answers NOT_CONTROLLER (retriable).
+ *
+ * <p>On the leader, timers fence brokers whose session expired (moving their leaderships) and,
+ * with {@code auto.leader.rebalance.enable}, move leadership back to preferred replicas. Producer
+ * ids are handed out from blocks reserved through the log, so they never repeat across failover.
+ * Construction starts nothing; {@link #start} does.
+ */
+public final class RaftController implements Controller {
+    private static final Logger log = LoggerFactory.getLogger(RaftController.class);
+    static final int PRODUCER_ID_BLOCK_SIZE = 1000;
+
+    private final RaftControllerSettings settings;
+    private final ActiveController logic;
+    private final MetadataStateMachine stateMachine;
+    private final RaftGroup group;
+    private RaftServer server;
+    private RaftClient client;
+    private RaftClient proposer;
+    private ExecutorService eventLoop;
+    private ScheduledExecutorService timers;
+    private long nextProducerId;
+    private long producerIdBlockEnd;
+    private volatile boolean closed;
+
+    public RaftController(RaftControllerSettings settings, Time time, Random random) {
+        this.settings = settings;
+        settings.self();
+        this.logic = new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults());
+        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged);
+        List<RaftPeer> peers = settings.voters().stream()
+                .map(v -> RaftPeer.newBuilder().setId(peerId(v.id())).setAddress(v.address()).build()).toList();
+        this.group = RaftGroup.valueOf(groupId(settings.clusterId()), peers);
+    }
+
+    /** The Raft group of a cluster: the same on every voter, derived from the cluster id. */
+    static RaftGroupId groupId(String clusterId) {
+        return RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("skein-controller/" + clusterId).getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static RaftPeerId peerId(int nodeId) {
+        return RaftPeerId.valueOf(Integer.toString(nodeId));
+    }
+
+    public synchronized void start() throws IOException {
+        Files.createDirectories(settings.storageDir());
+        RaftProperties p = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(p, List.of(settings.storageDir().toFile()));
+        GrpcConfigKeys.Server.setHost(p, settings.bindHost());
+        GrpcConfigKeys.Server.setPort(p, settings.self().port());
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, settings.snapshotThreshold());
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.max(1, Math.min(1024, settings.snapshotThreshold())));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("1MB"));
+        server = RaftServer.newBuilder()
+                .setServerId(peerId(settings.nodeId()))
+                .setGroup(group)
+                .setProperties(p)
+                .setStateMachine(stateMachine)
+                .setOption(RaftStorage.StartupOption.RECOVER)
+                .build();
+
+        RaftProperties cp = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(cp, TimeDuration.valueOf(Math.max(500, settings.requestTimeoutMs() / 2),
+                TimeUnit.MILLISECONDS));
+        client = newClient(cp);
+        // the active controller proposes with its own client, so its proposals never queue behind the
+        // requests this node forwarded with the other one
+        proposer = newClient(cp);
+
+        eventLoop = Executors.newSingleThreadExecutor(daemon("skein-controller-" + settings.nodeId() + "-event-loop"));
+        timers = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-timer"));
+        server.start();
+        timers.scheduleWithFixedDelay(() -> onLeader(this::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
+                settings.fenceCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        if (settings.autoLeaderRebalance()) {
+            timers.scheduleWithFixedDelay(() -> onLeader(this::preferredLeaderElections),
+                    settings.leaderImbalanceCheckIntervalMs(), settings.leaderImbalanceCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        }
+        log.info("Controller quorum voter {} started on {}:{} (group {}, voters {}, storage {})", settings.nodeId(),
+                settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir());
+    }
+
+    private RaftClient newClient(RaftProperties properties) {
+        return RaftClient.newBuilder()
+                .setClientId(ClientId.randomId())
+                .setRaftGroup(group)
+                .setProperties(properties)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    // ---- the Controller contract: any node, forwarded to the active controller ----
+
+    @Override
+    public ClusterImage image() {
+        return stateMachine.image();
+    }
+
+    @Override
+    public void addListener(Consumer<ClusterImage> listener) {
+        stateMachine.addListener(listener);
+    }
+
+    /** The applied metadata of this node, for tests and diagnostics. */
+    public MetadataState state() {
+        return stateMachine.state();
+    }
+
+    /** Whether this node is the active controller (the Ratis leader, ready to serve). */
+    public boolean isActive() {
+        try {
+            return server != null && server.getDivision(group.getGroupId()).getInfo().isLeaderReady();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public TopicMetadata createTopic(String name, int partitions, short replicationFactor, Map<String, String> configs,
+                                     boolean validateOnly) {
+        return topicOf(call(new ControllerRequest.CreateTopic(name, partitions, replicationFactor, configs, validateOnly)));
+    }
+
+    @Override
+    public void deleteTopic(Uuid topicId) {
+        call(new ControllerRequest.DeleteTopic(topicId));
+    }
+
+    @Override
+    public TopicMetadata createPartitions(String topic, int newCount, boolean validateOnly) {
+        return topicOf(call(new ControllerRequest.CreatePartitions(topic, newCount, validateOnly)));
+    }
+
+    @Override
+    public TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) {
+        return topicOf(call(new ControllerRequest.AlterTopicConfigs(topic, configs, validateOnly)));
+    }
+
+    @Override
+    public synchronized long allocateProducerId() {
+        if (nextProducerId >= producerIdBlockEnd) {
+            long first = call(new ControllerRequest.AllocateProducerIds(PRODUCER_ID_BLOCK_SIZE)).value();
+            nextProducerId = first;
+            producerIdBlockEnd = first + PRODUCER_ID_BLOCK_SIZE;
+        }
+        return nextProducerId++;
+    }
+
+    @Override
+    public long registerBroker(ClusterImage.BrokerInfo broker) {
+        return call(new ControllerRequest.RegisterBroker(broker)).value();
+    }
+
+    @Override
+    public BrokerHeartbeat heartbeat(int brokerId, long brokerEpoch, boolean wantShutdown) {
+        long flags = call(new ControllerRequest.Heartbeat(brokerId, brokerEpoch, wantShutdown)).value();
+        return new BrokerHeartbeat((flags & 1) != 0, (flags & 2) != 0);
+    }
+
+    @Override
+    public PartitionRegistration alterPartition(TopicPartition partition, int leaderId, int leaderEpoch,
+                                                int partitionEpoch, List<Integer> newIsr) {
+        ControllerReply reply = call(new ControllerRequest.AlterPartition(partition, leaderId, leaderEpoch,
+                partitionEpoch, newIsr));
+        return topicOf(reply).partition(partition.partition());
+    }
+
+    private static TopicMetadata topicOf(ControllerReply reply) {
+        return MetadataCodec.decodeState(reply.topic()).topics().values().iterator().next();
+    }
+
+    /** Sends a request to the active controller and waits (bounded) until this node has applied its outcome. */
+    private ControllerReply call(ControllerRequest request) {
+        if (closed) {
+            throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
+        }
+        CompletableFuture<RaftClientReply> future = client.async()
+                .sendReadOnly(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
+        RaftClientReply raftReply;
+        try {
+            raftReply = future.get(settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
+        } catch (ExecutionException e) {
+            throw new NotControllerException("No active controller reachable: " + e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NotControllerException("Interrupted while waiting for the active controller");
+        }
+        if (!raftReply.isSuccess()) {
+            throw new NotControllerException("The controller quorum refused the request: " + raftReply.getException());
+        }
+        ControllerReply reply = ControllerReply.decode(raftReply.getMessage().getContent().toByteArray()).throwIfError();
+        try {
+            if (!stateMachine.awaitApplied(reply.index(), settings.requestTimeoutMs())) {
+                log.warn("Node {} has not applied the metadata log up to {} after {} ms", settings.nodeId(),
+                        reply.index(), settings.requestTimeoutMs());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return reply;
+    }
+
+    // ---- the active controller: runs on the leader, one request at a time on the event loop ----
+
+    private CompletableFuture<byte[]> onRequestAtLeader(byte[] bytes) {
+        CompletableFuture<byte[]> out = new CompletableFuture<>();
+        try {
+            eventLoop.execute(() -> {
+                ControllerReply reply;
+                try {
+                    reply = process(ControllerRequest.decode(bytes));
+                } catch (ApiException e) {
+                    reply = ControllerReply.error(e, stateMachine.appliedIndex());
+                } catch (RuntimeException e) {
+                    log.warn("Controller request failed: {}", e.toString());
+                    reply = ControllerReply.error(e, stateMachine.appliedIndex());
+                }
+                out.complete(reply.encode());
+            });
+        } catch (RejectedExecutionException e) {
+            out.complete(ControllerReply.error(new NotControllerException("The controller is shutting down"), -1).encode());
+        }
+        return out;
+    }
+
+    private ControllerReply process(ControllerRequest request) {
+        MetadataState s = stateMachine.state();
+        return switch (request) {
+            case ControllerRequest.CreateTopic c -> topicChange(s, c.name(),
+                    logic.createTopic(s, c.name(), c.partitions(), c.replicationFactor(), c.configs()), c.validateOnly());
+            case ControllerRequest.DeleteTopic d -> propose(logic.deleteTopic(s, d.topicId()));
+            case ControllerRequest.CreatePartitions c -> topicChange(s, c.topic(),
+                    logic.createPartitions(s, c.topic(), c.newCount()), c.validateOnly());
+            case ControllerRequest.AlterTopicConfigs a -> topicChange(s, a.topic(),
+                    logic.alterTopicConfigs(s, a.topic(), a.configs()), a.validateOnly());
+            case ControllerRequest.AllocateProducerIds p -> propose(List.of(new MetadataCommand.ProducerIdBlock(p.size())));
+            case ControllerRequest.RegisterBroker r -> {
+                ControllerReply reply = propose(logic.registerBroker(s, r.broker()));
+                // the epoch is the index of the entry, whatever the batch's last command yields
+                yield ControllerReply.ok(reply.index(), reply.index(), null);
+            }
+            case ControllerRequest.Heartbeat h -> {
+                List<MetadataCommand> commands = logic.heartbeat(s, h.brokerId(), h.brokerEpoch(), h.wantShutdown());
+                long index = commands.isEmpty() ? stateMachine.appliedIndex() : propose(commands).index();
+                BrokerHeartbeat hb = logic.heartbeatReply(stateMachine.state(), h.brokerId(), h.wantShutdown());
+                yield ControllerReply.ok((hb.fenced() ? 1 : 0) | (hb.shutdownAllowed() ? 2 : 0), index, null);
+            }
+            case ControllerRequest.AlterPartition a -> {
+                ControllerReply reply = propose(logic.alterPartition(s, a.partition(), a.leaderId(), a.leaderEpoch(),
+                        a.partitionEpoch(), a.newIsr()));
+                yield ControllerReply.ok(reply.value(), reply.index(), topicBytes(stateMachine.state(), a.partition().topic()));
+            }
+        };
+    }
+
+    private ControllerReply topicChange(MetadataState s, String topic, List<MetadataCommand> commands, boolean validateOnly) {
+        if (validateOnly) {
+            return ControllerReply.ok(0, stateMachine.appliedIndex(), topicBytes(s.apply(commands, Long.MAX_VALUE).state(), topic));
+        }
+        ControllerReply reply = propose(commands);
+        return ControllerReply.ok(reply.value(), reply.index(), topicBytes(stateMachine.state(), topic));
+    }
+
+    private static byte[] topicBytes(MetadataState s, String topic) {
+        TopicMetadata t = s.topic(topic);
+        return MetadataCodec.encodeState(new MetadataState(Map.of(), t == null ? Map.of() : Map.of(topic, t), 0));
+    }
+
+    /** Appends {@code commands} as one log entry and waits until it is applied here; throws if it was rejected. */
+    private ControllerReply propose(List<MetadataCommand> commands) {
+        long timeoutMs = settings.requestTimeoutMs() * 3 / 4;
+        CompletableFuture<RaftClientReply> future = proposer.async()
+                .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeBatch(commands))));
+        try {
+            RaftClientReply raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
+            if (!raftReply.isSuccess()) {
+                throw new NotControllerException("The metadata log refused the change: " + raftReply.getException());
+            }
+            ControllerReply reply = ControllerReply.decode(raftReply.getMessage().getContent().toByteArray());
+            stateMachine.awaitApplied(reply.index(), timeoutMs);
+            return reply.throwIfError();
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            throw new NotControllerException("The metadata change was not committed within " + timeoutMs + " ms");
+        } catch (ExecutionException e) {
+            throw new NotControllerException("The metadata change failed: " + e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NotControllerException("Interrupted while committing a metadata change");
+        }
+    }
+
+    private void onLeaderChanged(int leaderId) {
+        log.info("Node {} sees controller {} as the active controller", settings.nodeId(), leaderId);
+        if (leaderId == settings.nodeId() && !closed) {
+            try {
+                eventLoop.execute(() -> logic.becameActive(stateMachine.state()));
+            } catch (RejectedExecutionException ignored) {
+                // shutting down
+            }
+        }
+    }
+
+    /** Runs a periodic task on the event loop, only while this node is the active controller. */
+    private void onLeader(Runnable task) {
+        if (closed || !isActive()) {
+            return;
+        }
+        try {
+            eventLoop.execute(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    log.warn("Controller task failed: {}", e.toString());
+                }
+            });
+        } catch (RejectedExecutionException ignored) {
+            // shutting down
+        }
+    }
+
+    private void fenceExpiredBrokers() {
+        MetadataState s = stateMachine.state();
+        List<MetadataCommand> commands = logic.fenceExpiredBrokers(s);
+        if (!commands.isEmpty()) {
+            log.info("Fencing brokers whose session expired: {}", commands.stream()
+                    .filter(c -> c instanceof MetadataCommand.FenceBroker).toList());
+            propose(commands);
+            s = stateMachine.state();
+        }
+        List<MetadataCommand> elections = logic.electOfflineLeaders(s);
+        if (!elections.isEmpty()) {
+            propose(elections);
+        }
+    }
+
+    private void preferredLeaderElections() {
+        List<MetadataCommand> commands = logic.preferredLeaderElections(stateMachine.state());
+        if (!commands.isEmpty()) {
+            log.info("Moving {} partition leadership(s) back to preferred replicas", commands.size());
+            propose(commands);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (timers != null) {
+            timers.shutdownNow();
+        }
+        if (eventLoop != null) {
+            eventLoop.shutdownNow();
+        }
+        try {
+            if (client != null) {
+                client.close();
+            }
+            if (proposer != null) {
+                proposer.close();
+            }
+        } catch (IOException e) {
+            log.warn("Error closing the Ratis client: {}", e.toString());
+        }
+        try {
+            if (server != null) {
+                server.close();
+            }
+        } catch (IOException e) {
+            log.warn("Error closing the Ratis server: {}", e.toString());
+        }
+        log.info("Controller quorum voter {} stopped", settings.nodeId());
+    }
+}

@@ -1,0 +1,135 @@
+package dev.skein.broker.it;
+
+import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.metadata.Topics;
+import dev.skein.broker.server.SkeinBroker;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** Three full Skein brokers in this JVM, each a voter of the controller quorum, driven by the real Admin client. */
+class ControllerQuorumIT {
+    @TempDir
+    Path dir;
+    private final List<SkeinBroker> brokers = new ArrayList<>();
+
+    @BeforeEach
+    void startCluster() throws Exception {
+        int[] controllerPorts = new int[3];
+        for (int i = 0; i < 3; i++) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                controllerPorts[i] = s.getLocalPort();
+            }
+        }
+        String voters = "0@127.0.0.1:" + controllerPorts[0] + ",1@127.0.0.1:" + controllerPorts[1]
+                + ",2@127.0.0.1:" + controllerPorts[2];
+        for (int i = 0; i < 3; i++) {
+            Map<String, String> p = new HashMap<>(TestBroker.baseProperties(dir.resolve("broker-" + i), 0));
+            p.put("node.id", Integer.toString(i));
+            p.put("controller.quorum.voters", voters);
+            p.put("listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + controllerPorts[i]);
+            p.put("offsets.topic.replication.factor", "3");
+            p.put("broker.heartbeat.interval.ms", "200");
+            p.put("broker.session.timeout.ms", "3000");
+            p.put("broker.rack", "rack-" + i);
+            brokers.add(SkeinBroker.start(new BrokerConfig(p)));
+        }
+    }
+
+    @AfterEach
+    void stopCluster() {
+        brokers.forEach(SkeinBroker::close);
+    }
+
+    private Admin admin(int broker) {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(broker).bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000"));
+    }
+
+    @Test
+    void describeClusterShowsThreeBrokersAndAController() {
+        try (Admin admin = admin(0)) {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                DescribeClusterResult cluster = admin.describeCluster();
+                assertThat(cluster.nodes().get().stream().map(Node::id).collect(Collectors.toSet()))
+                        .containsExactlyInAnyOrder(0, 1, 2);
+                assertThat(cluster.controller().get().id()).isBetween(0, 2);
+            });
+        }
+    }
+
+    @Test
+    void topicWithReplicationFactorThreeHasLeadersSpreadOverThreeBrokers() throws Exception {
+        awaitThreeLiveBrokers();
+        try (Admin admin = admin(1)) {
+            admin.createTopics(List.of(new NewTopic("spread", 6, (short) 3))).all().get();
+            try (Admin other = admin(2)) {
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                    TopicDescription d = other.describeTopics(List.of("spread")).allTopicNames().get().get("spread");
+                    assertThat(d.partitions()).hasSize(6);
+                    Set<Integer> leaders = d.partitions().stream().map(p -> p.leader().id()).collect(Collectors.toSet());
+                    assertThat(leaders).containsExactlyInAnyOrder(0, 1, 2);
+                    for (TopicPartitionInfo p : d.partitions()) {
+                        assertThat(p.replicas()).hasSize(3);
+                    }
+                });
+            }
+            assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("too-wide", 1, (short) 4))).all().get())
+                    .isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(InvalidReplicationFactorException.class).hasMessageContaining("4");
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(admin.describeTopics(List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get()
+                            .get(Topics.GROUP_METADATA_TOPIC).partitions().getFirst().replicas()).hasSize(3));
+        }
+    }
+
+    @Test
+    void closingABrokerMovesItsLeadershipsAwayFirst() throws Exception {
+        awaitThreeLiveBrokers();
+        try (Admin admin = admin(1)) {
+            admin.createTopics(List.of(new NewTopic("handover", 6, (short) 3))).all().get();
+            brokers.get(0).close();
+
+            // sooner than the 3 s session timeout could fence it: the controlled shutdown did the move
+            await().atMost(Duration.ofMillis(2500)).untilAsserted(() -> {
+                TopicDescription d = admin.describeTopics(List.of("handover")).allTopicNames().get().get("handover");
+                for (TopicPartitionInfo p : d.partitions()) {
+                    assertThat(p.leader()).isNotNull();
+                    assertThat(p.leader().id()).isNotEqualTo(0);
+                    assertThat(p.isr().stream().map(Node::id)).doesNotContain(0);
+                }
+            });
+        }
+    }
+
+    private void awaitThreeLiveBrokers() {
+        try (Admin admin = admin(0)) {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(admin.describeCluster().nodes().get()).hasSize(3));
+        }
+    }
+}
