@@ -3,6 +3,7 @@ package dev.skein.broker.server;
 import dev.skein.broker.api.KafkaApis;
 import dev.skein.broker.api.SupportedApis;
 import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.LocalController;
 import dev.skein.broker.coordinator.GroupConfig;
 import dev.skein.broker.coordinator.GroupCoordinator;
@@ -12,6 +13,8 @@ import dev.skein.broker.metadata.Topics;
 import dev.skein.broker.network.RequestHandler;
 import dev.skein.broker.network.RequestMetrics;
 import dev.skein.broker.network.SocketServer;
+import dev.skein.broker.replication.ReplicaFetcherManager;
+import dev.skein.broker.replication.ReplicationConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.common.utils.Time;
@@ -42,6 +45,7 @@ public final class SkeinBroker implements AutoCloseable {
 
     private final BrokerConfig config;
     private final Time time;
+    private final ControllerFactory controllerFactory;
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final CompletableFuture<RequestHandler> handler = new CompletableFuture<>();
     private volatile boolean ready;
@@ -52,8 +56,21 @@ public final class SkeinBroker implements AutoCloseable {
     private ReplicaManager replicaManager;
 
     public SkeinBroker(BrokerConfig config, Time time) {
+        this(config, time, (cfg, clusterId, self) -> new LocalController(
+                cfg.logDirs().getFirst().resolve("skein-metadata"), clusterId, self));
+    }
+
+    /** A broker whose cluster metadata comes from {@code controllerFactory} (tests share one controller between brokers). */
+    public SkeinBroker(BrokerConfig config, Time time, ControllerFactory controllerFactory) {
         this.config = config;
         this.time = time;
+        this.controllerFactory = controllerFactory;
+    }
+
+    /** Makes the controller a broker serves from, once its advertised endpoint is known. */
+    @FunctionalInterface
+    public interface ControllerFactory {
+        Controller create(BrokerConfig config, String clusterId, ClusterImage.BrokerInfo self) throws IOException;
     }
 
     public static SkeinBroker start(BrokerConfig config) throws Exception {
@@ -100,8 +117,7 @@ public final class SkeinBroker implements AutoCloseable {
         resources.add(purgatory::shutdownNow);
 
         ClusterImage.BrokerInfo self = new ClusterImage.BrokerInfo(config.nodeId(), advertised.host(), advertised.port(), config.rack());
-        LocalController controller = new LocalController(config.logDirs().getFirst().resolve("skein-metadata"),
-                logDirs.clusterId(), self);
+        Controller controller = controllerFactory.create(config, logDirs.clusterId(), self);
         resources.add(controller);
 
         LogManager logManager = new LogManager(config.logDirs(), time);
@@ -109,6 +125,13 @@ public final class SkeinBroker implements AutoCloseable {
         logManager.scan();
         replicaManager = new ReplicaManager(config.nodeId(), logManager, config.topicConfigDefaults(), time, scheduler, purgatory, registry);
         resources.add(replicaManager);
+
+        // replication: fetchers for the partitions this broker follows; stopped before the replica manager
+        ReplicationConfig replication = ReplicationConfig.from(config);
+        ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), replicaManager, replication, time);
+        resources.add(fetchers);
+        replicaManager.enableReplication(controller, fetchers, replication);
+
         replicaManager.applyImage(controller.image());
         controller.addListener(replicaManager::applyImage);
 
