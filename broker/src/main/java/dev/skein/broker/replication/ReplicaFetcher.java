@@ -201,9 +201,8 @@ public final class ReplicaFetcher implements Runnable {
             case NONE -> {
                 FetchResponseData.EpochEndOffset diverging = pd.divergingEpoch();
                 if (diverging != null && diverging.epoch() >= 0 && diverging.endOffset() >= 0) {
-                    EpochEndOffset local = logs.endOffsetForEpoch(tp, diverging.epoch());
-                    long localEnd = local.endOffset() < 0 ? position.logEndOffset() : local.endOffset();
-                    long to = Math.min(Math.min(diverging.endOffset(), localEnd), position.logEndOffset());
+                    long to = Divergence.truncationOffset(new EpochEndOffset(diverging.epoch(), diverging.endOffset()),
+                            logs.endOffsetForEpoch(tp, diverging.epoch()), position.logEndOffset());
                     log.info("Truncating {} to {}: diverged from leader {} at epoch {} (leader ends it at {})",
                             tp, to, leaderId, diverging.epoch(), diverging.endOffset());
                     logs.truncate(tp, target.leaderEpoch(), to);

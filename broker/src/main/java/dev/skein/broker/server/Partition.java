@@ -1,6 +1,7 @@
 package dev.skein.broker.server;
 
 import dev.skein.broker.metadata.PartitionRegistration;
+import dev.skein.broker.replication.Divergence;
 import dev.skein.broker.replication.LeaderState;
 import dev.skein.broker.storage.EpochEndOffset;
 import dev.skein.broker.storage.LogAppendInfo;
@@ -170,11 +171,10 @@ public final class Partition {
             if (leaderState == null) {
                 return null;
             }
-            if (lastFetchedEpoch >= 0) {
-                EpochEndOffset end = log.endOffsetForEpoch(lastFetchedEpoch);
-                if (end.epoch() != lastFetchedEpoch || end.endOffset() < fetchOffset) {
-                    return new FollowerFetchOutcome(end, false);
-                }
+            java.util.Optional<EpochEndOffset> diverging = Divergence.leaderCheck(lastFetchedEpoch, fetchOffset,
+                    leaderState.leaderEpoch(), log.latestEpoch(), log.logEndOffset(), log::endOffsetForEpoch);
+            if (diverging.isPresent()) {
+                return new FollowerFetchOutcome(diverging.get(), false);
             }
             if (fetchOffset > log.logEndOffset() || fetchOffset < log.logStartOffset()) {
                 return new FollowerFetchOutcome(null, false);
