@@ -147,13 +147,18 @@ public final class Partition {
         }
     }
 
-    /** Leader only: re-evaluates the watermark; returns true if it advanced. */
+    /**
+     * Leader only: re-evaluates the watermark; returns true if it advanced. The min ISR gate is
+     * capped at the replication factor, so a single-replica partition behaves as it always did
+     * (acks=all is still refused up front when the ISR is below min ISR).
+     */
     boolean maybeAdvanceHighWatermark(int minIsr) {
         synchronized (lock) {
             if (leaderState == null) {
                 return false;
             }
-            boolean advanced = leaderState.maybeAdvanceHighWatermark(log.logEndOffset(), minIsr);
+            int gate = Math.min(minIsr, registration.replicas().size());
+            boolean advanced = leaderState.maybeAdvanceHighWatermark(log.logEndOffset(), gate);
             if (advanced) {
                 highWatermark = leaderState.highWatermark();
             }

@@ -214,6 +214,11 @@ public final class SkeinBroker implements AutoCloseable {
         return config;
     }
 
+    /** The hosted partitions (null before {@link #start}); tests compare replicas' logs through it. */
+    public ReplicaManager replicaManager() {
+        return replicaManager;
+    }
+
     /** Stops in reverse start order; safe to call more than once and after a failed start. */
     @Override
     public synchronized void close() {
