@@ -305,7 +305,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             DelayedProduce d = new DelayedProduce(tp, a.requiredOffset(), a.result());
             waitingProduces.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(d);
             if (!d.tryComplete(partitions.get(tp), minIsr(tp))) {
-                timer.schedule(d::expire, Math.max(0, timeoutMs), TimeUnit.MILLISECONDS);
+                var expiry = timer.schedule(d::expire, Math.max(0, timeoutMs), TimeUnit.MILLISECONDS);
+                d.future().whenComplete((r, err) -> expiry.cancel(false));
             }
             futures.put(tp, d.future().whenComplete((r, err) -> {
                 Set<DelayedProduce> set = waitingProduces.get(tp);
@@ -439,18 +440,20 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
                 log.info("ISR change of {} lost a race ({}); waiting for the next image", tp, e.getMessage());
             } catch (ApiException e) {
                 log.info("ISR change of {} refused: {}", tp, e.toString());
-                p.withLeaderState(ls -> {
-                    ls.abandonPendingIsrChange();
-                    return null;
-                });
+                abandonAfterBackoff(p);
             } catch (RuntimeException e) {
                 log.warn("ISR change of {} failed: {}", tp, e.toString());
-                p.withLeaderState(ls -> {
-                    ls.abandonPendingIsrChange();
-                    return null;
-                });
+                abandonAfterBackoff(p);
             }
         });
+    }
+
+    /** A refused change stays "in flight" for one fetch back-off, so a refused expansion is not re-sent on every fetch. */
+    private void abandonAfterBackoff(Partition p) {
+        timer.schedule(() -> p.withLeaderState(ls -> {
+            ls.abandonPendingIsrChange();
+            return null;
+        }), replicationConfig.fetchBackoffMs(), TimeUnit.MILLISECONDS);
     }
 
     // ---------------------------------------------------------------- follower side (FollowerLogs)
