@@ -16,6 +16,7 @@ import java.util.Random;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
 /**
  * A seeded, single-threaded simulation of one partition with three replicas: the real
@@ -83,7 +84,13 @@ class ReplicationSimulationTest {
             return EpochEndOffset.UNDEFINED;
         }
 
+        /** Bumped on every truncation, so invariant checks can trust a prefix they verified before. */
+        int truncations;
+
         void truncateTo(long offset) {
+            if (entries.size() > offset) {
+                truncations++;
+            }
             while (entries.size() > offset) {
                 entries.removeLast();
             }
@@ -136,6 +143,8 @@ class ReplicationSimulationTest {
         final Map<Long, Entry> committed = new HashMap<>();
         final Map<Integer, Integer> leaderOfEpoch = new HashMap<>();
         final Map<String, Long> lastHw = new HashMap<>();
+        /** Per replica pair: the truncation counts and the prefix length already found identical. */
+        final Map<String, long[]> verifiedPrefix = new HashMap<>();
         final List<String> events = new ArrayList<>();
         PartitionRegistration reg;
         long seq;
@@ -497,7 +506,9 @@ class ReplicationSimulationTest {
             log("replica " + r.id + " restarts" + (lostDisk ? " with an empty disk" : ""));
             r.alive = true;
             if (lostDisk) {
+                int truncations = r.log.truncations;
                 r.log = new Log();
+                r.log.truncations = truncations + 1;
             }
             r.hw = 0;
             r.known = null;
@@ -528,24 +539,33 @@ class ReplicationSimulationTest {
                                 .isGreaterThanOrEqualTo(r.hw);
                     }
                     for (Map.Entry<Long, Entry> c : committed.entrySet()) {
-                        assertThat(c.getKey() < r.log.end() && r.log.entries.get((int) (long) c.getKey()).equals(c.getValue()))
-                                .as("leader %d holds committed offset %d", r.id, c.getKey()).isTrue();
+                        if (c.getKey() >= r.log.end() || !r.log.entries.get((int) (long) c.getKey()).equals(c.getValue())) {
+                            fail("leader " + r.id + " lost committed offset " + c.getKey());
+                        }
                     }
                 }
             }
             for (Replica a : replicas) {
                 for (Replica b : replicas) {
+                    if (a.id >= b.id) {
+                        continue;
+                    }
                     long below = Math.min(Math.min(a.hw, b.hw), Math.min(a.log.end(), b.log.end()));
-                    for (int o = 0; o < below; o++) {
-                        assertThat(a.log.entries.get(o)).as("offset %d on replicas %d and %d below their high watermarks", o, a.id, b.id)
-                                .isEqualTo(b.log.entries.get(o));
+                    long[] v = verifiedPrefix.get(a.id + "-" + b.id);
+                    int from = v != null && v[0] == a.log.truncations && v[1] == b.log.truncations ? (int) Math.min(v[2], below) : 0;
+                    verifiedPrefix.put(a.id + "-" + b.id, new long[]{a.log.truncations, b.log.truncations, Math.max(below, from)});
+                    for (int o = from; o < below; o++) {
+                        if (!a.log.entries.get(o).equals(b.log.entries.get(o))) {
+                            fail("offset " + o + " differs on replicas " + a.id + " and " + b.id + " below their high watermarks: "
+                                    + a.log.entries.get(o) + " vs " + b.log.entries.get(o));
+                        }
                     }
                 }
-                for (long o = 0; o < a.hw; o++) {
+                for (long o = 0; o < Math.min(a.hw, a.log.end()); o++) {
                     Entry c = committed.get(o);
-                    if (c != null && o < a.log.end()) {
-                        assertThat(a.log.entries.get((int) o)).as("replica %d below its hw at %d holds the committed record", a.id, o)
-                                .isEqualTo(c);
+                    if (c != null && !a.log.entries.get((int) o).equals(c)) {
+                        fail("replica " + a.id + " holds " + a.log.entries.get((int) o) + " below its high watermark at " + o
+                                + " where " + c + " was committed");
                     }
                 }
             }
