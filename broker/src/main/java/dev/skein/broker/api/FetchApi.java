@@ -25,6 +25,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Fetch for consumers: reads each partition from its fetch offset, bounded by the high watermark,
  * the partition and response byte limits, and waits up to {@code MaxWaitMs} for {@code MinBytes}.
+ * A fetch with a replica id (v&lt;15 {@code ReplicaId}, v15+ {@code ReplicaState.ReplicaId}) of 0 or
+ * more comes from a follower: it reads up to the log end offset, carries {@code LastFetchedEpoch}
+ * for the divergence check, and may be answered with {@code DivergingEpoch}.
  *
  * <p>Incremental fetch sessions (KIP-227) are not offered: every response carries session id 0, so
  * clients send full fetch requests, which Kafka's clients support.
@@ -44,6 +47,7 @@ final class FetchApi {
                     .setSessionId(FetchMetadata.INVALID_SESSION_ID)));
         }
         boolean byId = version >= 13;
+        int replicaId = version >= 15 ? data.replicaState().replicaId() : data.replicaId();
         List<FetchRequestPartition> parts = new ArrayList<>();
         Map<FetchRequestPartition, FetchResult> immediate = new LinkedHashMap<>();
         List<FetchRequestPartition> order = new ArrayList<>();
@@ -54,7 +58,8 @@ final class FetchApi {
             for (FetchRequestData.FetchPartition fp : ft.partitions()) {
                 FetchRequestPartition r = new FetchRequestPartition(new TopicIdPartition(id, fp.partition(), name),
                         fp.fetchOffset(), fp.partitionMaxBytes(),
-                        fp.currentLeaderEpoch() < 0 ? Optional.empty() : Optional.of(fp.currentLeaderEpoch()));
+                        fp.currentLeaderEpoch() < 0 ? Optional.empty() : Optional.of(fp.currentLeaderEpoch()),
+                        version >= 12 ? fp.lastFetchedEpoch() : -1);
                 order.add(r);
                 if (topic == null || fp.partition() < 0 || fp.partition() >= topic.partitionCount()) {
                     immediate.put(r, FetchResult.error(byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION));
@@ -64,7 +69,7 @@ final class FetchApi {
             }
         }
         long maxWait = immediate.isEmpty() ? data.maxWaitMs() : 0;
-        return replicaManager.fetch(parts, maxWait, data.minBytes(), data.maxBytes()).thenApply(results -> {
+        return replicaManager.fetch(replicaId, parts, maxWait, data.minBytes(), data.maxBytes()).thenApply(results -> {
             Map<FetchRequestPartition, FetchResult> all = new LinkedHashMap<>(immediate);
             all.putAll(results);
             return Response.reply(build(order, all, byId));
@@ -91,7 +96,12 @@ final class FetchApi {
                 response.responses().add(current);
             }
             FetchResult res = results.get(r);
-            current.partitions().add(new FetchResponseData.PartitionData()
+            FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData();
+            if (res.divergingEpoch() != null) {
+                pd.setDivergingEpoch(new FetchResponseData.EpochEndOffset()
+                        .setEpoch(res.divergingEpoch().epoch()).setEndOffset(res.divergingEpoch().endOffset()));
+            }
+            current.partitions().add(pd
                     .setPartitionIndex(tip.partition())
                     .setErrorCode(res.error().code())
                     .setHighWatermark(res.highWatermark())

@@ -87,7 +87,7 @@ public final class KafkaApis implements RequestHandler {
         return switch (api) {
             case API_VERSIONS -> reply(SupportedApis.response());
             case METADATA -> reply(metadata.metadata(((MetadataRequest) request).data(), v));
-            case PRODUCE -> CompletableFuture.completedFuture(produce.handle((ProduceRequest) request, v, image));
+            case PRODUCE -> produce.handle((ProduceRequest) request, v, image);
             case FETCH -> fetch.handle((FetchRequest) request, v, image);
             case LIST_OFFSETS -> reply(offsets.listOffsets(((ListOffsetsRequest) request).data(), v, image));
             case OFFSET_FOR_LEADER_EPOCH -> reply(offsets.offsetForLeaderEpoch(((OffsetsForLeaderEpochRequest) request).data(), image));

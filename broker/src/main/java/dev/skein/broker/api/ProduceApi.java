@@ -16,10 +16,11 @@ import org.apache.kafka.common.requests.ProduceRequest;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Produce: resolves each topic (by name, or by id from v13), appends through the replica manager
- * and answers per partition. With acks=0 nothing is sent back; if such a produce fails the
+ * and answers per partition (with acks=all once the high watermark covers the append). With acks=0 nothing is sent back; if such a produce fails the
  * connection is closed, so the client notices (Kafka's behaviour).
  */
 final class ProduceApi {
@@ -29,7 +30,7 @@ final class ProduceApi {
         this.replicaManager = replicaManager;
     }
 
-    Response handle(ProduceRequest request, short version, ClusterImage image) {
+    CompletableFuture<Response> handle(ProduceRequest request, short version, ClusterImage image) {
         ProduceRequestData data = request.data();
         boolean byId = version >= 13;
         Map<TopicPartition, MemoryRecords> toAppend = new LinkedHashMap<>();
@@ -54,9 +55,15 @@ final class ProduceApi {
                 }
             }
         }
-        Map<TopicPartition, ProduceResult> results = new HashMap<>(rejected);
-        results.putAll(replicaManager.append(toAppend, data.acks()));
+        return replicaManager.appendAsync(toAppend, data.acks(), data.timeoutMs()).thenApply(appended -> {
+            Map<TopicPartition, ProduceResult> results = new HashMap<>(rejected);
+            results.putAll(appended);
+            return respond(data, byId, image, results);
+        });
+    }
 
+    private static Response respond(ProduceRequestData data, boolean byId, ClusterImage image,
+                                    Map<TopicPartition, ProduceResult> results) {
         if (data.acks() == 0) {
             for (Map.Entry<TopicPartition, ProduceResult> e : results.entrySet()) {
                 if (e.getValue().error() != Errors.NONE) {

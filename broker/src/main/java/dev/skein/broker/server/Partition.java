@@ -1,37 +1,77 @@
 package dev.skein.broker.server;
 
 import dev.skein.broker.metadata.PartitionRegistration;
+import dev.skein.broker.replication.Divergence;
+import dev.skein.broker.replication.LeaderState;
+import dev.skein.broker.storage.EpochEndOffset;
+import dev.skein.broker.storage.LogAppendInfo;
 import dev.skein.broker.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.record.MemoryRecords;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
 
 /**
- * A partition this broker hosts: its log and the replica state around it. On a single broker the
- * broker is the leader and the only in-sync replica, so the high watermark follows the log end
- * offset after each append; the replication issue adds followers, the ISR and their fetch state.
+ * A partition this broker hosts: its log and its replica state. As leader it holds a
+ * {@link LeaderState} (followers' offsets, ISR, high watermark); as follower it keeps the high
+ * watermark the leader last sent, capped by its own log end offset.
+ *
+ * <p>Transitions, all under this object's lock, so an append, a truncation and a change of role
+ * never interleave: {@code update} with a registration naming this broker leader in a new epoch
+ * makes it leader (followers unknown, high watermark kept); naming another broker (or none) makes
+ * it a follower. A registration of the same leader epoch only refreshes the ISR.
  */
 public final class Partition {
     private final TopicPartition topicPartition;
     private final Uuid topicId;
     private final PartitionLog log;
+    private final Object lock = new Object();
     private volatile PartitionRegistration registration;
     private volatile boolean leader;
     private volatile long highWatermark;
+    private LeaderState leaderState;
 
     Partition(TopicPartition topicPartition, Uuid topicId, PartitionLog log, PartitionRegistration registration,
-              int localBrokerId) {
+              int localBrokerId, long nowMs) {
         this.topicPartition = topicPartition;
         this.topicId = topicId;
         this.log = log;
-        this.highWatermark = log.logEndOffset();
-        update(registration, localBrokerId);
+        // With this broker as the only replica every record is committed; otherwise the watermark
+        // must be learnt again (no checkpoint yet), from the leader or from the followers.
+        this.highWatermark = registration.replicas().equals(List.of(localBrokerId)) ? log.logEndOffset() : log.logStartOffset();
+        update(registration, localBrokerId, nowMs);
     }
 
-    /** Applies the controller's latest decision about this partition. */
-    void update(PartitionRegistration registration, int localBrokerId) {
-        this.registration = registration;
-        this.leader = registration.leader() == localBrokerId;
+    /**
+     * Applies the controller's latest decision about this partition. Returns the role change this
+     * caused: {@link RoleChange#BECAME_LEADER}, {@link RoleChange#BECAME_FOLLOWER} or {@link RoleChange#NONE}.
+     */
+    RoleChange update(PartitionRegistration next, int localBrokerId, long nowMs) {
+        synchronized (lock) {
+            PartitionRegistration previous = this.registration;
+            this.registration = next;
+            boolean nowLeader = next.leader() == localBrokerId;
+            boolean newEpoch = previous == null || next.leaderEpoch() != previous.leaderEpoch();
+            if (nowLeader && (newEpoch || leaderState == null)) {
+                leaderState = new LeaderState(localBrokerId, next, log.logEndOffset(), highWatermark, nowMs);
+                leader = true;
+                return RoleChange.BECAME_LEADER;
+            }
+            if (nowLeader) {
+                leaderState.applyRegistration(next, nowMs);
+                return RoleChange.NONE;
+            }
+            boolean wasLeader = leader;
+            leader = false;
+            leaderState = null;
+            return wasLeader || newEpoch || previous == null ? RoleChange.BECAME_FOLLOWER : RoleChange.NONE;
+        }
     }
+
+    enum RoleChange { NONE, BECAME_LEADER, BECAME_FOLLOWER }
 
     public PartitionRegistration registration() {
         return registration;
@@ -58,26 +98,154 @@ public final class Partition {
         return registration.leaderEpoch();
     }
 
-    /** Consumers read up to here (exclusive); equal to the log end offset while the ISR is this broker alone. */
+    /** Consumers read up to here (exclusive). */
     public long highWatermark() {
         return highWatermark;
     }
 
     /** The size of the in-sync replica set the controller last recorded. */
     public int inSyncReplicaCount() {
-        return registration.isr().size();
+        synchronized (lock) {
+            return leaderState != null ? leaderState.isr().size() : registration.isr().size();
+        }
     }
 
-    void advanceHighWatermark() {
-        long leo = log.logEndOffset();
-        if (leo > highWatermark) {
-            highWatermark = leo;
+    /** A copy-free read of the leader state under the lock; empty when not leader. */
+    <T> Optional<T> withLeaderState(java.util.function.Function<LeaderState, T> f) {
+        synchronized (lock) {
+            return leaderState == null ? Optional.empty() : Optional.ofNullable(f.apply(leaderState));
+        }
+    }
+
+    /** The controller's answer to this leader's ISR change (the image may carry it too; either order works). */
+    void applyLeaderRegistration(PartitionRegistration r, long nowMs) {
+        synchronized (lock) {
+            if (leaderState == null || r.leaderEpoch() != leaderState.leaderEpoch()) {
+                return;
+            }
+            leaderState.applyRegistration(r, nowMs);
+            if (r.partitionEpoch() > registration.partitionEpoch()) {
+                registration = r;
+            }
+        }
+    }
+
+    /** Leader append; returns null if this broker is no longer the leader. Re-evaluates the watermark. */
+    LogAppendInfo appendAsLeader(MemoryRecords records, int minIsr, boolean requireMinIsr) throws IOException {
+        synchronized (lock) {
+            if (leaderState == null) {
+                return null;
+            }
+            if (requireMinIsr && leaderState.isr().size() < minIsr) {
+                throw new org.apache.kafka.common.errors.NotEnoughReplicasException("The size of the current ISR "
+                        + leaderState.isr() + " is insufficient to satisfy the min.isr requirement of " + minIsr
+                        + " for partition " + topicPartition);
+            }
+            LogAppendInfo info = log.appendAsLeader(records, leaderState.leaderEpoch());
+            maybeAdvanceHighWatermark(minIsr);
+            return info;
+        }
+    }
+
+    /**
+     * Leader only: re-evaluates the watermark; returns true if it advanced. The min ISR gate is
+     * capped at the replication factor, so a single-replica partition behaves as it always did
+     * (acks=all is still refused up front when the ISR is below min ISR).
+     */
+    boolean maybeAdvanceHighWatermark(int minIsr) {
+        synchronized (lock) {
+            if (leaderState == null) {
+                return false;
+            }
+            int gate = Math.min(minIsr, registration.replicas().size());
+            boolean advanced = leaderState.maybeAdvanceHighWatermark(log.logEndOffset(), gate);
+            if (advanced) {
+                highWatermark = leaderState.highWatermark();
+            }
+            return advanced;
+        }
+    }
+
+    /**
+     * Leader side of a follower fetch: checks divergence against {@code lastFetchedEpoch}; if the
+     * follower's log is a prefix of ours, records its offset. Returns the diverging epoch, if any.
+     */
+    FollowerFetchOutcome recordFollowerFetch(int followerId, long fetchOffset, int lastFetchedEpoch, int minIsr,
+                                             long nowMs) {
+        synchronized (lock) {
+            if (leaderState == null) {
+                return null;
+            }
+            java.util.Optional<EpochEndOffset> diverging = Divergence.leaderCheck(lastFetchedEpoch, fetchOffset,
+                    leaderState.leaderEpoch(), log.latestEpoch(), log.logEndOffset(), log::endOffsetForEpoch);
+            if (diverging.isPresent()) {
+                return new FollowerFetchOutcome(diverging.get(), false);
+            }
+            if (fetchOffset > log.logEndOffset() || fetchOffset < log.logStartOffset()) {
+                return new FollowerFetchOutcome(null, false);
+            }
+            leaderState.recordFollowerFetch(followerId, fetchOffset, log.logEndOffset(), nowMs);
+            boolean advanced = maybeAdvanceHighWatermark(minIsr);
+            return new FollowerFetchOutcome(null, advanced);
+        }
+    }
+
+    record FollowerFetchOutcome(EpochEndOffset diverging, boolean highWatermarkAdvanced) {
+    }
+
+    /**
+     * Follower append of records fetched from the leader of {@code leaderEpoch}; returns false (and
+     * appends nothing) if this broker is no longer a follower in that epoch.
+     */
+    boolean appendAsFollower(int leaderEpoch, MemoryRecords records, long leaderHighWatermark) throws IOException {
+        synchronized (lock) {
+            if (leader || registration.leaderEpoch() != leaderEpoch) {
+                return false;
+            }
+            if (records.sizeInBytes() > 0) {
+                log.appendAsFollower(records);
+            }
+            updateFollowerHighWatermark(leaderHighWatermark);
+            return true;
+        }
+    }
+
+    /** Follower: truncates to {@code offset} (divergence); false if no longer a follower in {@code leaderEpoch}. */
+    boolean truncateAsFollower(int leaderEpoch, long offset) throws IOException {
+        synchronized (lock) {
+            if (leader || registration.leaderEpoch() != leaderEpoch) {
+                return false;
+            }
+            log.truncateTo(offset);
+            highWatermark = Math.min(highWatermark, log.logEndOffset());
+            return true;
+        }
+    }
+
+    /** Follower: restarts the log empty at the leader's log start offset. */
+    boolean truncateFullyAsFollower(int leaderEpoch, long offset) throws IOException {
+        synchronized (lock) {
+            if (leader || registration.leaderEpoch() != leaderEpoch) {
+                return false;
+            }
+            log.truncateFullyAndStartAt(offset);
+            highWatermark = offset;
+            return true;
+        }
+    }
+
+    private void updateFollowerHighWatermark(long leaderHighWatermark) {
+        long next = Math.min(leaderHighWatermark, log.logEndOffset());
+        if (next > highWatermark) {
+            highWatermark = next;
         }
     }
 
     /** After records are deleted or truncated the watermark can never be below the log start. */
     void clampHighWatermark() {
-        long leo = log.logEndOffset();
-        highWatermark = Math.min(Math.max(highWatermark, log.logStartOffset()), leo);
+        synchronized (lock) {
+            long leo = log.logEndOffset();
+            highWatermark = Math.min(Math.max(highWatermark, log.logStartOffset()), leo);
+        }
     }
 }

@@ -1,6 +1,13 @@
 package dev.skein.broker.server;
 
 import dev.skein.broker.config.TopicConfigs;
+import dev.skein.broker.controller.Controller;
+import dev.skein.broker.replication.FetchTarget;
+import dev.skein.broker.replication.FollowerLogs;
+import dev.skein.broker.replication.LeaderState;
+import dev.skein.broker.replication.ReplicaFetcherManager;
+import dev.skein.broker.replication.ReplicationConfig;
+import dev.skein.broker.storage.EpochEndOffset;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
@@ -11,6 +18,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.InvalidUpdateVersionException;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
@@ -30,6 +39,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -37,8 +48,14 @@ import java.util.concurrent.TimeUnit;
  * The partitions this broker hosts, kept in step with the cluster metadata, and the produce and
  * fetch paths over them: appends with acks semantics, reads bounded by the high watermark, and
  * long-polling fetches that complete when data arrives or their wait runs out.
+ *
+ * <p>Replication (after {@link #enableReplication}): as leader it answers follower fetches
+ * (divergence check, follower offsets, high watermark), holds {@code acks=all} produces in
+ * {@link DelayedProduce} until the high watermark covers them, and proposes ISR shrinks and
+ * expansions to the controller, one in flight per partition; as follower it hands the partition to
+ * the {@link ReplicaFetcherManager}, and it is the {@link FollowerLogs} the fetchers write through.
  */
-public final class ReplicaManager implements AutoCloseable {
+public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private static final Logger log = LoggerFactory.getLogger(ReplicaManager.class);
 
     private final int brokerId;
@@ -50,10 +67,18 @@ public final class ReplicaManager implements AutoCloseable {
     private final MeterRegistry registry;
     private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Set<DelayedFetch>> waiting = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, Set<DelayedProduce>> waitingProduces = new ConcurrentHashMap<>();
     private final Map<String, Counter> bytesIn = new ConcurrentHashMap<>();
     private final Map<String, Counter> bytesOut = new ConcurrentHashMap<>();
     private final Map<String, Counter> messagesIn = new ConcurrentHashMap<>();
     private volatile ClusterImage image;
+    private volatile ReplicationConfig replicationConfig = ReplicationConfig.defaults();
+    private Controller controller;
+    private ReplicaFetcherManager fetchers;
+    private ExecutorService alterPartitionExecutor;
+    private Counter isrShrinks;
+    private Counter isrExpands;
+    private volatile boolean closed;
 
     public ReplicaManager(int brokerId, LogManager logManager, Map<String, String> brokerTopicDefaults, Time time,
                           ScheduledExecutorService timer, Executor fetchCompletionPool, MeterRegistry registry) {
@@ -66,6 +91,30 @@ public final class ReplicaManager implements AutoCloseable {
         this.registry = registry;
     }
 
+    /**
+     * Turns on replication: ISR changes go to {@code controller}, followed partitions to
+     * {@code fetchers}, and the ISR is checked for lagging followers every half
+     * {@code replica.lag.time.max.ms}. Call before the first {@link #applyImage}.
+     */
+    public synchronized void enableReplication(Controller controller, ReplicaFetcherManager fetchers, ReplicationConfig config) {
+        this.controller = controller;
+        this.fetchers = fetchers;
+        this.replicationConfig = config;
+        this.alterPartitionExecutor = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "skein-alter-partition-" + brokerId);
+            t.setDaemon(true);
+            return t;
+        });
+        this.isrShrinks = Counter.builder("kafka.server.replicamanager.isr.shrinks")
+                .description("ISR shrinks proposed by this broker as leader and accepted").register(registry);
+        this.isrExpands = Counter.builder("kafka.server.replicamanager.isr.expands")
+                .description("ISR expansions proposed by this broker as leader and accepted").register(registry);
+        Gauge.builder("kafka.server.replicamanager.under.replicated.partitions", this, ReplicaManager::underReplicatedPartitions)
+                .description("Partitions led here whose ISR is smaller than their replica set").register(registry);
+        long period = Math.max(1, config.replicaLagTimeMaxMs() / 2);
+        timer.scheduleWithFixedDelay(this::maybeShrinkIsrs, period, period, TimeUnit.MILLISECONDS);
+    }
+
     public LogConfig logConfig(TopicMetadata topic) {
         return TopicConfigs.toLogConfig(brokerTopicDefaults, topic.configs());
     }
@@ -76,8 +125,14 @@ public final class ReplicaManager implements AutoCloseable {
 
     /** Brings the hosted partitions in line with a new metadata image: opens new ones, drops deleted ones, applies configs. */
     public synchronized void applyImage(ClusterImage next) {
+        if (closed) {
+            return;
+        }
         this.image = next;
+        long now = time.milliseconds();
         Set<TopicPartition> wanted = new HashSet<>();
+        List<FetchTarget> followed = new ArrayList<>();
+        List<TopicPartition> changed = new ArrayList<>();
         for (TopicMetadata t : next.topics()) {
             LogConfig config = logConfig(t);
             for (int p = 0; p < t.partitionCount(); p++) {
@@ -89,10 +144,18 @@ public final class ReplicaManager implements AutoCloseable {
                 wanted.add(tp);
                 Partition existing = partitions.get(tp);
                 if (existing != null && existing.topicId().equals(t.id())) {
-                    existing.update(registration, brokerId);
+                    Partition.RoleChange change = existing.update(registration, brokerId, now);
+                    if (change != Partition.RoleChange.NONE) {
+                        log.info("Broker {} is now {} of {} in leader epoch {}", brokerId,
+                                change == Partition.RoleChange.BECAME_LEADER ? "leader" : "a follower", tp,
+                                registration.leaderEpoch());
+                    }
                     if (!existing.log().config().equals(config)) {
                         existing.log().updateConfig(config);
                     }
+                    existing.maybeAdvanceHighWatermark(minInsyncReplicas(t));
+                    changed.add(tp);
+                    addFetchTarget(followed, next, t, tp, registration);
                     continue;
                 }
                 if (existing != null) {
@@ -100,8 +163,9 @@ public final class ReplicaManager implements AutoCloseable {
                 }
                 try {
                     PartitionLog l = logManager.getOrCreate(tp, t.id(), config);
-                    partitions.put(tp, new Partition(tp, t.id(), l, registration, brokerId));
-                    registerGauges(tp);
+                    partitions.put(tp, new Partition(tp, t.id(), l, registration, brokerId, now));
+                    registerGauges(tp, registration);
+                    addFetchTarget(followed, next, t, tp, registration);
                 } catch (IOException e) {
                     log.error("Could not open the log of {}: {}", tp, e.toString());
                 }
@@ -111,6 +175,12 @@ public final class ReplicaManager implements AutoCloseable {
             if (!wanted.contains(tp)) {
                 removePartition(tp);
             }
+        }
+        if (fetchers != null) {
+            fetchers.update(followed);
+        }
+        for (TopicPartition tp : changed) {
+            onPartitionStateChange(tp);
         }
         for (TopicPartition tp : logManager.foundOnDisk()) {
             if (!wanted.contains(tp)) {
@@ -124,7 +194,40 @@ public final class ReplicaManager implements AutoCloseable {
         }
     }
 
-    private void registerGauges(TopicPartition tp) {
+    /** A follower fetches from a live leader with a known endpoint; otherwise it waits for the next image. */
+    private void addFetchTarget(List<FetchTarget> out, ClusterImage img, TopicMetadata t, TopicPartition tp,
+                                PartitionRegistration r) {
+        if (r.leader() == brokerId || !r.hasLeader() || !img.isLive(r.leader())) {
+            return;
+        }
+        ClusterImage.BrokerInfo leader = img.broker(r.leader());
+        out.add(new FetchTarget(tp, t.id(), r.leader(), leader.host(), leader.port(), r.leaderEpoch()));
+    }
+
+    private double underReplicatedPartitions() {
+        int n = 0;
+        for (Partition p : partitions.values()) {
+            if (p.isLeader() && p.inSyncReplicaCount() < p.registration().replicas().size()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private void registerGauges(TopicPartition tp, PartitionRegistration registration) {
+        for (int replica : registration.replicas()) {
+            if (replica == brokerId) {
+                continue;
+            }
+            Gauge.builder("kafka.server.replicamanager.follower.lag", this, rm -> {
+                        Partition p = rm.partitions.get(tp);
+                        return p == null ? 0 : p.withLeaderState(ls -> ls.lag(replica, p.log().logEndOffset())).orElse(0L);
+                    })
+                    .tag("topic", tp.topic()).tag("partition", Integer.toString(tp.partition()))
+                    .tag("replica", Integer.toString(replica))
+                    .description("Messages the follower is behind the leader's log end offset (on the leader)")
+                    .register(registry);
+        }
         Gauge.builder("kafka.log.size", this, rm -> {
                     Partition p = rm.partitions.get(tp);
                     return p == null ? 0 : p.log().size();
@@ -149,13 +252,16 @@ public final class ReplicaManager implements AutoCloseable {
                 .meters().forEach(registry::remove);
         registry.find("kafka.log.log.end.offset").tag("topic", tp.topic()).tag("partition", Integer.toString(tp.partition()))
                 .meters().forEach(registry::remove);
+        registry.find("kafka.server.replicamanager.follower.lag").tag("topic", tp.topic())
+                .tag("partition", Integer.toString(tp.partition())).meters().forEach(registry::remove);
         try {
             logManager.delete(tp);
         } catch (IOException e) {
             log.warn("Could not delete the log of {}: {}", tp, e.toString());
         }
-        // wake fetches that wait on the deleted partition so they answer with the error now
+        // wake fetches and produces that wait on the deleted partition so they answer with the error now
         notifyWaiting(tp);
+        completeDelayedProduces(tp);
     }
 
     public Optional<Partition> partition(TopicPartition tp) {
@@ -169,56 +275,226 @@ public final class ReplicaManager implements AutoCloseable {
     // ---------------------------------------------------------------- produce
 
     /**
-     * Appends each partition's records as leader. With {@code acks=all} the ISR must hold
-     * {@code min.insync.replicas}; on one broker the ISR is this broker, so an append is fully
-     * replicated when it returns.
+     * Appends each partition's records as leader and answers after the leader append, whatever
+     * {@code acks} says (with {@code acks=all} the ISR must still hold {@code min.insync.replicas}).
+     * For the broker's own writes to its single-replica internal topic; clients use {@link #appendAsync}.
      */
     public Map<TopicPartition, ProduceResult> append(Map<TopicPartition, MemoryRecords> records, short acks) {
         Map<TopicPartition, ProduceResult> results = new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, MemoryRecords> e : records.entrySet()) {
-            results.put(e.getKey(), appendOne(e.getKey(), e.getValue(), acks));
+            results.put(e.getKey(), appendOne(e.getKey(), e.getValue(), acks).result());
         }
         return results;
     }
 
-    private ProduceResult appendOne(TopicPartition tp, MemoryRecords records, short acks) {
+    /**
+     * Appends each partition's records as leader. With {@code acks=all} a partition's answer waits
+     * until the high watermark covers the append (or the ISR falls below min ISR, the leadership
+     * moves, or {@code timeoutMs} passes); otherwise it is ready after the leader append.
+     */
+    public CompletableFuture<Map<TopicPartition, ProduceResult>> appendAsync(Map<TopicPartition, MemoryRecords> records,
+                                                                             short acks, long timeoutMs) {
+        Map<TopicPartition, CompletableFuture<ProduceResult>> futures = new LinkedHashMap<>();
+        for (Map.Entry<TopicPartition, MemoryRecords> e : records.entrySet()) {
+            TopicPartition tp = e.getKey();
+            Appended a = appendOne(tp, e.getValue(), acks);
+            if (acks != -1 || a.result().error() != Errors.NONE) {
+                futures.put(tp, CompletableFuture.completedFuture(a.result()));
+                continue;
+            }
+            DelayedProduce d = new DelayedProduce(tp, a.requiredOffset(), a.result());
+            waitingProduces.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(d);
+            if (!d.tryComplete(partitions.get(tp), minIsr(tp))) {
+                var expiry = timer.schedule(d::expire, Math.max(0, timeoutMs), TimeUnit.MILLISECONDS);
+                d.future().whenComplete((r, err) -> expiry.cancel(false));
+            }
+            futures.put(tp, d.future().whenComplete((r, err) -> {
+                Set<DelayedProduce> set = waitingProduces.get(tp);
+                if (set != null) {
+                    set.remove(d);
+                }
+            }));
+        }
+        return CompletableFuture.allOf(futures.values().toArray(CompletableFuture[]::new)).thenApply(v -> {
+            Map<TopicPartition, ProduceResult> out = new LinkedHashMap<>();
+            futures.forEach((tp, f) -> out.put(tp, f.join()));
+            return out;
+        });
+    }
+
+    private record Appended(ProduceResult result, long requiredOffset) {
+        static Appended error(Errors error, String message) {
+            return new Appended(ProduceResult.error(error, message), -1);
+        }
+    }
+
+    private int minIsr(TopicPartition tp) {
+        ClusterImage img = image;
+        TopicMetadata topic = img == null ? null : img.topic(tp.topic());
+        return topic == null ? 1 : minInsyncReplicas(topic);
+    }
+
+    private Appended appendOne(TopicPartition tp, MemoryRecords records, short acks) {
         Partition p = partitions.get(tp);
         if (p == null) {
-            return ProduceResult.error(Errors.UNKNOWN_TOPIC_OR_PARTITION, null);
+            return Appended.error(Errors.UNKNOWN_TOPIC_OR_PARTITION, null);
         }
+        String notLeader = "Broker " + brokerId + " is not the leader of " + tp;
         if (!p.isLeader()) {
-            return ProduceResult.error(Errors.NOT_LEADER_OR_FOLLOWER, "Broker " + brokerId + " is not the leader of " + tp);
-        }
-        if (acks == -1) {
-            TopicMetadata topic = image.topic(tp.topic());
-            int minIsr = topic == null ? 1 : minInsyncReplicas(topic);
-            if (p.inSyncReplicaCount() < minIsr) {
-                return ProduceResult.error(Errors.NOT_ENOUGH_REPLICAS, "The size of the current ISR "
-                        + p.inSyncReplicaCount() + " is insufficient to satisfy the min.isr requirement of "
-                        + minIsr + " for partition " + tp);
-            }
+            return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, notLeader);
         }
         try {
-            LogAppendInfo info = p.log().appendAsLeader(records, p.leaderEpoch());
-            p.advanceHighWatermark();
+            LogAppendInfo info = p.appendAsLeader(records, minIsr(tp), acks == -1);
+            if (info == null) {
+                return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, notLeader);
+            }
             if (!info.duplicate()) {
                 counter(bytesIn, "kafka.server.brokertopicmetrics.bytes.in", tp.topic()).increment(records.sizeInBytes());
                 counter(messagesIn, "kafka.server.brokertopicmetrics.messages.in", tp.topic()).increment(info.numRecords());
                 notifyWaiting(tp);
             }
-            return new ProduceResult(Errors.NONE, null, info.firstOffset(), info.logAppendTime(), info.logStartOffset());
+            return new Appended(new ProduceResult(Errors.NONE, null, info.firstOffset(), info.logAppendTime(),
+                    info.logStartOffset()), info.lastOffset() + 1);
         } catch (IOException e) {
             log.error("Append to {} failed: {}", tp, e.toString());
-            return ProduceResult.error(Errors.KAFKA_STORAGE_ERROR, "Disk error when appending to " + tp + ": " + e.getMessage());
+            return Appended.error(Errors.KAFKA_STORAGE_ERROR, "Disk error when appending to " + tp + ": " + e.getMessage());
         } catch (KafkaStorageException e) {
-            return ProduceResult.error(Errors.KAFKA_STORAGE_ERROR, e.getMessage());
+            return Appended.error(Errors.KAFKA_STORAGE_ERROR, e.getMessage());
         } catch (RuntimeException e) {
             Errors error = Errors.forException(e);
             if (error == Errors.UNKNOWN_SERVER_ERROR) {
                 log.error("Unexpected error appending to {}", tp, e);
             }
-            return ProduceResult.error(error, e.getMessage());
+            return Appended.error(error, e.getMessage());
         }
+    }
+
+    /** Re-checks the produces waiting on {@code tp} (watermark, ISR or leadership changed). */
+    private void completeDelayedProduces(TopicPartition tp) {
+        Set<DelayedProduce> set = waitingProduces.get(tp);
+        if (set == null || set.isEmpty()) {
+            return;
+        }
+        Partition p = partitions.get(tp);
+        int minIsr = minIsr(tp);
+        for (DelayedProduce d : List.copyOf(set)) {
+            d.tryComplete(p, minIsr);
+        }
+    }
+
+    /** The watermark, ISR or role of {@code tp} changed: wake whatever waits on it. */
+    private void onPartitionStateChange(TopicPartition tp) {
+        completeDelayedProduces(tp);
+        notifyWaiting(tp);
+    }
+
+    // ---------------------------------------------------------------- ISR changes (leader)
+
+    private void maybeShrinkIsrs() {
+        try {
+            long now = time.milliseconds();
+            for (Partition p : partitions.values()) {
+                if (!p.isLeader()) {
+                    continue;
+                }
+                long leo = p.log().logEndOffset();
+                p.withLeaderState(ls -> ls.shrinkProposal(leo, now, replicationConfig.replicaLagTimeMaxMs()).orElse(null))
+                        .ifPresent(isr -> proposeIsr(p, isr, true));
+            }
+        } catch (RuntimeException e) {
+            log.warn("ISR check failed: {}", e.toString());
+        }
+    }
+
+    private void maybeExpandIsr(Partition p, int followerId) {
+        p.withLeaderState(ls -> ls.expandProposal(followerId).orElse(null)).ifPresent(isr -> proposeIsr(p, isr, false));
+    }
+
+    /** Sends an ISR change to the controller, unless one is in flight; applies the answer. */
+    private void proposeIsr(Partition p, List<Integer> newIsr, boolean shrink) {
+        if (controller == null) {
+            return;
+        }
+        TopicPartition tp = p.topicPartition();
+        int[] epochs = p.withLeaderState(ls -> {
+            if (ls.hasPendingIsrChange()) {
+                return null;
+            }
+            ls.markPending(newIsr);
+            return new int[]{ls.leaderEpoch(), ls.partitionEpoch()};
+        }).orElse(null);
+        if (epochs == null) {
+            return;
+        }
+        log.info("Broker {} proposes ISR {} for {} ({}; leader epoch {}, partition epoch {})", brokerId, newIsr, tp,
+                shrink ? "shrink" : "expand", epochs[0], epochs[1]);
+        alterPartitionExecutor.execute(() -> {
+            try {
+                PartitionRegistration r = controller.alterPartition(tp, brokerId, epochs[0], epochs[1], newIsr);
+                p.applyLeaderRegistration(r, time.milliseconds());
+                (shrink ? isrShrinks : isrExpands).increment();
+                p.maybeAdvanceHighWatermark(minIsr(tp));
+                onPartitionStateChange(tp);
+            } catch (InvalidUpdateVersionException e) {
+                // a newer registration is on its way in an image; it clears the change in flight
+                log.info("ISR change of {} lost a race ({}); waiting for the next image", tp, e.getMessage());
+            } catch (ApiException e) {
+                log.info("ISR change of {} refused: {}", tp, e.toString());
+                abandonAfterBackoff(p);
+            } catch (RuntimeException e) {
+                log.warn("ISR change of {} failed: {}", tp, e.toString());
+                abandonAfterBackoff(p);
+            }
+        });
+    }
+
+    /** A refused change stays "in flight" for one fetch back-off, so a refused expansion is not re-sent on every fetch. */
+    private void abandonAfterBackoff(Partition p) {
+        timer.schedule(() -> p.withLeaderState(ls -> {
+            ls.abandonPendingIsrChange();
+            return null;
+        }), replicationConfig.fetchBackoffMs(), TimeUnit.MILLISECONDS);
+    }
+
+    // ---------------------------------------------------------------- follower side (FollowerLogs)
+
+    @Override
+    public Optional<Position> position(TopicPartition tp) {
+        Partition p = partitions.get(tp);
+        if (p == null || p.isLeader()) {
+            return Optional.empty();
+        }
+        PartitionLog l = p.log();
+        return Optional.of(new Position(l.logEndOffset(), l.latestEpoch(), l.logStartOffset()));
+    }
+
+    @Override
+    public EpochEndOffset endOffsetForEpoch(TopicPartition tp, int epoch) {
+        Partition p = partitions.get(tp);
+        return p == null ? EpochEndOffset.UNDEFINED : p.log().endOffsetForEpoch(epoch);
+    }
+
+    @Override
+    public boolean append(TopicPartition tp, int leaderEpoch, MemoryRecords records, long leaderHighWatermark) throws IOException {
+        Partition p = partitions.get(tp);
+        long hwBefore = p == null ? -1 : p.highWatermark();
+        boolean ok = p != null && p.appendAsFollower(leaderEpoch, records, leaderHighWatermark);
+        if (ok && p.highWatermark() != hwBefore) {
+            notifyWaiting(tp);
+        }
+        return ok;
+    }
+
+    @Override
+    public boolean truncate(TopicPartition tp, int leaderEpoch, long offset) throws IOException {
+        Partition p = partitions.get(tp);
+        return p != null && p.truncateAsFollower(leaderEpoch, offset);
+    }
+
+    @Override
+    public boolean truncateFullyAndStartAt(TopicPartition tp, int leaderEpoch, long offset) throws IOException {
+        Partition p = partitions.get(tp);
+        return p != null && p.truncateFullyAsFollower(leaderEpoch, offset);
     }
 
     private Counter counter(Map<String, Counter> cache, String name, String topic) {
@@ -234,13 +510,23 @@ public final class ReplicaManager implements AutoCloseable {
      */
     public CompletableFuture<Map<FetchRequestPartition, FetchResult>> fetch(List<FetchRequestPartition> requested,
                                                                            long maxWaitMs, int minBytes, int maxBytes) {
-        Map<FetchRequestPartition, FetchResult> now = readAll(requested, maxBytes);
+        return fetch(-1, requested, maxWaitMs, minBytes, maxBytes);
+    }
+
+    /**
+     * As {@link #fetch(List, long, int, int)}, for a consumer ({@code replicaId} &lt; 0) or for the
+     * follower {@code replicaId}: a follower reads up to the log end offset, its fetch offset is
+     * recorded as its log end offset, and a diverging log is answered with the epoch to truncate to.
+     */
+    public CompletableFuture<Map<FetchRequestPartition, FetchResult>> fetch(int replicaId, List<FetchRequestPartition> requested,
+                                                                           long maxWaitMs, int minBytes, int maxBytes) {
+        Map<FetchRequestPartition, FetchResult> now = readAll(replicaId, requested, maxBytes);
         if (maxWaitMs <= 0 || requested.isEmpty() || enough(now, minBytes)) {
             countBytesOut(now);
             return CompletableFuture.completedFuture(now);
         }
         List<TopicPartition> watched = requested.stream().map(r -> r.partition().topicPartition()).distinct().toList();
-        DelayedFetch delayed = new DelayedFetch(watched, minBytes, () -> readAll(requested, maxBytes));
+        DelayedFetch delayed = new DelayedFetch(watched, minBytes, () -> readAll(replicaId, requested, maxBytes));
         for (TopicPartition tp : watched) {
             waiting.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(delayed);
         }
@@ -264,7 +550,7 @@ public final class ReplicaManager implements AutoCloseable {
     static boolean enough(Map<FetchRequestPartition, FetchResult> result, int minBytes) {
         long bytes = 0;
         for (FetchResult r : result.values()) {
-            if (r.error() != Errors.NONE) {
+            if (r.error() != Errors.NONE || r.divergingEpoch() != null) {
                 return true;
             }
             bytes += r.bytes();
@@ -290,12 +576,12 @@ public final class ReplicaManager implements AutoCloseable {
         });
     }
 
-    private Map<FetchRequestPartition, FetchResult> readAll(List<FetchRequestPartition> requested, int maxBytes) {
+    private Map<FetchRequestPartition, FetchResult> readAll(int replicaId, List<FetchRequestPartition> requested, int maxBytes) {
         Map<FetchRequestPartition, FetchResult> out = new LinkedHashMap<>();
         int remaining = maxBytes;
         boolean minOneMessage = true;
         for (FetchRequestPartition r : requested) {
-            FetchResult result = readOne(r, Math.min(remaining, r.maxBytes()), minOneMessage);
+            FetchResult result = readOne(replicaId, r, Math.min(remaining, r.maxBytes()), minOneMessage);
             out.put(r, result);
             if (result.bytes() > 0) {
                 minOneMessage = false;
@@ -305,7 +591,7 @@ public final class ReplicaManager implements AutoCloseable {
         return out;
     }
 
-    private FetchResult readOne(FetchRequestPartition r, int maxBytes, boolean minOneMessage) {
+    private FetchResult readOne(int replicaId, FetchRequestPartition r, int maxBytes, boolean minOneMessage) {
         Partition p = partitions.get(r.partition().topicPartition());
         if (p == null || !p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
             return FetchResult.error(r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)
@@ -322,15 +608,35 @@ public final class ReplicaManager implements AutoCloseable {
                 return FetchResult.error(Errors.UNKNOWN_LEADER_EPOCH);
             }
         }
-        long hw = p.highWatermark();
         PartitionLog l = p.log();
+        long readLimit;
+        if (replicaId >= 0) {
+            TopicPartition tp = r.partition().topicPartition();
+            Partition.FollowerFetchOutcome outcome = p.recordFollowerFetch(replicaId, r.fetchOffset(),
+                    r.lastFetchedEpoch(), minIsr(tp), time.milliseconds());
+            if (outcome == null) {
+                return FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER);
+            }
+            if (outcome.diverging() != null) {
+                return new FetchResult(Errors.NONE, p.highWatermark(), l.logStartOffset(), MemoryRecords.EMPTY,
+                        outcome.diverging());
+            }
+            if (outcome.highWatermarkAdvanced()) {
+                fetchCompletionPool.execute(() -> onPartitionStateChange(tp));
+            }
+            maybeExpandIsr(p, replicaId);
+            readLimit = Long.MAX_VALUE;
+        } else {
+            readLimit = p.highWatermark();
+        }
+        long hw = p.highWatermark();
         try {
             if (r.fetchOffset() < l.logStartOffset() || r.fetchOffset() > l.logEndOffset()) {
                 return new FetchResult(Errors.OFFSET_OUT_OF_RANGE, hw, l.logStartOffset(), MemoryRecords.EMPTY);
             }
             Records records = maxBytes <= 0 && !minOneMessage
                     ? MemoryRecords.EMPTY
-                    : l.read(r.fetchOffset(), Math.max(0, maxBytes), hw, minOneMessage).records();
+                    : l.read(r.fetchOffset(), Math.max(0, maxBytes), readLimit, minOneMessage).records();
             return new FetchResult(Errors.NONE, hw, l.logStartOffset(), records);
         } catch (org.apache.kafka.common.errors.OffsetOutOfRangeException e) {
             return new FetchResult(Errors.OFFSET_OUT_OF_RANGE, hw, l.logStartOffset(), MemoryRecords.EMPTY);
@@ -360,12 +666,24 @@ public final class ReplicaManager implements AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (this) {
+            closed = true;
+        }
         for (Set<DelayedFetch> set : waiting.values()) {
             for (DelayedFetch d : set) {
                 d.expire();
             }
         }
         waiting.clear();
+        for (Set<DelayedProduce> set : waitingProduces.values()) {
+            for (DelayedProduce d : set) {
+                d.tryComplete(null, 1);
+            }
+        }
+        waitingProduces.clear();
+        if (alterPartitionExecutor != null) {
+            alterPartitionExecutor.shutdownNow();
+        }
         partitions.clear();
     }
 }

@@ -14,6 +14,8 @@ import dev.skein.broker.metadata.Topics;
 import dev.skein.broker.network.RequestHandler;
 import dev.skein.broker.network.RequestMetrics;
 import dev.skein.broker.network.SocketServer;
+import dev.skein.broker.replication.ReplicaFetcherManager;
+import dev.skein.broker.replication.ReplicationConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.common.utils.Time;
@@ -45,6 +47,7 @@ public final class SkeinBroker implements AutoCloseable {
 
     private final BrokerConfig config;
     private final Time time;
+    private final ControllerFactory controllerFactory;
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final CompletableFuture<RequestHandler> handler = new CompletableFuture<>();
     private volatile boolean ready;
@@ -54,9 +57,22 @@ public final class SkeinBroker implements AutoCloseable {
     private ScheduledExecutorService scheduler;
     private ReplicaManager replicaManager;
 
+    /** A broker with the controller its config asks for: a Raft quorum for two or more voters, else local. */
     public SkeinBroker(BrokerConfig config, Time time) {
+        this(config, time, (cfg, clusterId, self) -> Controllers.start(cfg, clusterId, self, time));
+    }
+
+    /** A broker whose cluster metadata comes from {@code controllerFactory} (tests share one controller between brokers). */
+    public SkeinBroker(BrokerConfig config, Time time, ControllerFactory controllerFactory) {
         this.config = config;
         this.time = time;
+        this.controllerFactory = controllerFactory;
+    }
+
+    /** Makes the controller a broker serves from, once its advertised endpoint is known. */
+    @FunctionalInterface
+    public interface ControllerFactory {
+        Controller create(BrokerConfig config, String clusterId, ClusterImage.BrokerInfo self) throws IOException;
     }
 
     public static SkeinBroker start(BrokerConfig config) throws Exception {
@@ -104,7 +120,7 @@ public final class SkeinBroker implements AutoCloseable {
 
         ClusterImage.BrokerInfo self = new ClusterImage.BrokerInfo(config.nodeId(), advertised.host(), advertised.port(),
                 config.rack(), logDirs.incarnation(), false);
-        Controller controller = Controllers.start(config, logDirs.clusterId(), self, time);
+        Controller controller = controllerFactory.create(config, logDirs.clusterId(), self);
         resources.add(controller);
 
         LogManager logManager = new LogManager(config.logDirs(), time);
@@ -112,6 +128,13 @@ public final class SkeinBroker implements AutoCloseable {
         logManager.scan();
         replicaManager = new ReplicaManager(config.nodeId(), logManager, config.topicConfigDefaults(), time, scheduler, purgatory, registry);
         resources.add(replicaManager);
+
+        // replication: fetchers for the partitions this broker follows; stopped before the replica manager
+        ReplicationConfig replication = ReplicationConfig.from(config);
+        ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), replicaManager, replication, time);
+        resources.add(fetchers);
+        replicaManager.enableReplication(controller, fetchers, replication);
+
         replicaManager.applyImage(controller.image());
         controller.addListener(replicaManager::applyImage);
 
@@ -245,6 +268,11 @@ public final class SkeinBroker implements AutoCloseable {
 
     public BrokerConfig config() {
         return config;
+    }
+
+    /** The hosted partitions (null before {@link #start}); tests compare replicas' logs through it. */
+    public ReplicaManager replicaManager() {
+        return replicaManager;
     }
 
     /** Stops in reverse start order; safe to call more than once and after a failed start. */

@@ -1,0 +1,323 @@
+package dev.skein.broker.replication;
+
+import dev.skein.broker.storage.EpochEndOffset;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.MessageUtil;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FetchMetadata;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Replicates the partitions this broker follows from one leader broker: one thread, one blocking
+ * connection, Kafka's Fetch API with {@code replica_id} (or {@code ReplicaState}) set and
+ * {@code LastFetchedEpoch} so the leader can point out divergence. Per partition: fetch from the
+ * local log end offset; on {@code DivergingEpoch} truncate and go on; on OFFSET_OUT_OF_RANGE below
+ * the leader's log start restart the log there; on other errors back the partition off.
+ *
+ * <p>The partitions to follow are replaced by {@link #assign}; a response for a partition that was
+ * reassigned meanwhile is dropped by the epoch check in {@link FollowerLogs}. Construction does not
+ * start the thread; {@link #start} does.
+ */
+public final class ReplicaFetcher implements Runnable {
+    private static final Logger log = LoggerFactory.getLogger(ReplicaFetcher.class);
+    static final short MAX_FETCH_VERSION = (short) Math.min(17, ApiKeys.FETCH.latestVersion());
+
+    private final int localId;
+    private final int leaderId;
+    private final String host;
+    private final int port;
+    private final FollowerLogs logs;
+    private final ReplicationConfig config;
+    private final Time time;
+    private final short version;
+    private final Map<TopicPartition, FetchTarget> partitions = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, Long> backoffUntil = new ConcurrentHashMap<>();
+    private final Object wakeup = new Object();
+    private volatile boolean running;
+    private volatile Thread thread;
+    private volatile Socket socket;
+    private int correlationId;
+
+    public ReplicaFetcher(int localId, int leaderId, String host, int port, FollowerLogs logs, ReplicationConfig config,
+                          Time time, short version) {
+        this.localId = localId;
+        this.leaderId = leaderId;
+        this.host = host;
+        this.port = port;
+        this.logs = logs;
+        this.config = config;
+        this.time = time;
+        this.version = version;
+    }
+
+    public int leaderId() {
+        return leaderId;
+    }
+
+    public String endpoint() {
+        return host + ":" + port;
+    }
+
+    /** Replaces the partitions fetched from this leader. */
+    public void assign(Map<TopicPartition, FetchTarget> targets) {
+        partitions.keySet().retainAll(targets.keySet());
+        backoffUntil.keySet().retainAll(targets.keySet());
+        for (Map.Entry<TopicPartition, FetchTarget> e : targets.entrySet()) {
+            FetchTarget old = partitions.put(e.getKey(), e.getValue());
+            if (old != null && old.leaderEpoch() != e.getValue().leaderEpoch()) {
+                backoffUntil.remove(e.getKey());
+            }
+        }
+        synchronized (wakeup) {
+            wakeup.notifyAll();
+        }
+    }
+
+    public boolean isEmpty() {
+        return partitions.isEmpty();
+    }
+
+    public synchronized void start() {
+        if (thread != null) {
+            return;
+        }
+        running = true;
+        Thread t = new Thread(this, "skein-replica-fetcher-" + localId + "-from-" + leaderId);
+        t.setDaemon(true);
+        thread = t;
+        t.start();
+    }
+
+    public void shutdown() {
+        running = false;
+        closeSocket();
+        Thread t = thread;
+        if (t != null) {
+            t.interrupt();
+            try {
+                t.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void run() {
+        while (running) {
+            try {
+                if (!doWork()) {
+                    synchronized (wakeup) {
+                        wakeup.wait(50);
+                    }
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (IOException | RuntimeException e) {
+                if (!running) {
+                    return;
+                }
+                log.info("Fetch from broker {} at {}:{} failed: {}; retrying in {} ms", leaderId, host, port,
+                        e.toString(), config.fetchBackoffMs());
+                closeSocket();
+                try {
+                    Thread.sleep(config.fetchBackoffMs());
+                } catch (InterruptedException ie) {
+                    return;
+                }
+            }
+        }
+        closeSocket();
+    }
+
+    /** One fetch round trip; returns false if there was nothing to fetch. */
+    boolean doWork() throws IOException {
+        long now = time.milliseconds();
+        Map<TopicPartition, FetchTarget> round = new HashMap<>();
+        Map<TopicPartition, FollowerLogs.Position> positions = new HashMap<>();
+        for (Map.Entry<TopicPartition, FetchTarget> e : partitions.entrySet()) {
+            Long until = backoffUntil.get(e.getKey());
+            if (until != null && until > now) {
+                continue;
+            }
+            logs.position(e.getKey()).ifPresent(p -> {
+                round.put(e.getKey(), e.getValue());
+                positions.put(e.getKey(), p);
+            });
+        }
+        if (round.isEmpty()) {
+            return false;
+        }
+        FetchRequestData request = buildRequest(round, positions);
+        FetchResponseData response = send(request);
+        if (response.errorCode() != Errors.NONE.code()) {
+            throw new IOException("fetch failed with " + Errors.forCode(response.errorCode()));
+        }
+        Map<Uuid, String> names = new HashMap<>();
+        round.values().forEach(t -> names.put(t.topicId(), t.partition().topic()));
+        for (FetchResponseData.FetchableTopicResponse tr : response.responses()) {
+            String topic = version >= 13 ? names.get(tr.topicId()) : tr.topic();
+            if (topic == null) {
+                continue;
+            }
+            for (FetchResponseData.PartitionData pd : tr.partitions()) {
+                TopicPartition tp = new TopicPartition(topic, pd.partitionIndex());
+                FetchTarget target = round.get(tp);
+                if (target != null && partitions.get(tp) == target) {
+                    handlePartition(target, positions.get(tp), pd);
+                }
+            }
+        }
+        return true;
+    }
+
+    private void handlePartition(FetchTarget target, FollowerLogs.Position position, FetchResponseData.PartitionData pd)
+            throws IOException {
+        TopicPartition tp = target.partition();
+        Errors error = Errors.forCode(pd.errorCode());
+        switch (error) {
+            case NONE -> {
+                FetchResponseData.EpochEndOffset diverging = pd.divergingEpoch();
+                if (diverging != null && diverging.epoch() >= 0 && diverging.endOffset() >= 0) {
+                    long to = Divergence.truncationOffset(new EpochEndOffset(diverging.epoch(), diverging.endOffset()),
+                            logs.endOffsetForEpoch(tp, diverging.epoch()), position.logEndOffset());
+                    log.info("Truncating {} to {}: diverged from leader {} at epoch {} (leader ends it at {})",
+                            tp, to, leaderId, diverging.epoch(), diverging.endOffset());
+                    logs.truncate(tp, target.leaderEpoch(), to);
+                    return;
+                }
+                MemoryRecords records = pd.records() instanceof MemoryRecords m ? m : MemoryRecords.EMPTY;
+                logs.append(tp, target.leaderEpoch(), records, pd.highWatermark());
+            }
+            case OFFSET_OUT_OF_RANGE -> {
+                if (position.logEndOffset() < pd.logStartOffset()) {
+                    log.info("Restarting the log of {} at the leader's log start offset {}", tp, pd.logStartOffset());
+                    logs.truncateFullyAndStartAt(tp, target.leaderEpoch(), pd.logStartOffset());
+                } else if (pd.highWatermark() >= 0 && position.logEndOffset() > pd.highWatermark()) {
+                    logs.truncate(tp, target.leaderEpoch(), pd.highWatermark());
+                } else {
+                    backOff(tp);
+                }
+            }
+            default -> {
+                log.debug("Fetch of {} from broker {} answered {}; backing off", tp, leaderId, error);
+                backOff(tp);
+            }
+        }
+    }
+
+    private void backOff(TopicPartition tp) {
+        backoffUntil.put(tp, time.milliseconds() + config.fetchBackoffMs());
+    }
+
+    private FetchRequestData buildRequest(Map<TopicPartition, FetchTarget> round, Map<TopicPartition, FollowerLogs.Position> positions) {
+        FetchRequestData data = new FetchRequestData()
+                .setMaxWaitMs(config.fetchWaitMaxMs())
+                .setMinBytes(config.fetchMinBytes())
+                .setMaxBytes(config.fetchResponseMaxBytes())
+                .setIsolationLevel((byte) 0)
+                .setSessionId(FetchMetadata.INVALID_SESSION_ID)
+                .setSessionEpoch(FetchMetadata.FINAL_EPOCH);
+        if (version >= 15) {
+            data.setReplicaState(new FetchRequestData.ReplicaState().setReplicaId(localId).setReplicaEpoch(-1));
+        } else {
+            data.setReplicaId(localId);
+        }
+        Map<String, FetchRequestData.FetchTopic> byTopic = new HashMap<>();
+        for (Map.Entry<TopicPartition, FetchTarget> e : round.entrySet()) {
+            FetchTarget t = e.getValue();
+            FollowerLogs.Position p = positions.get(e.getKey());
+            FetchRequestData.FetchTopic ft = byTopic.computeIfAbsent(e.getKey().topic(), name -> {
+                FetchRequestData.FetchTopic x = new FetchRequestData.FetchTopic();
+                if (version >= 13) {
+                    x.setTopicId(t.topicId());
+                } else {
+                    x.setTopic(name);
+                }
+                data.topics().add(x);
+                return x;
+            });
+            FetchRequestData.FetchPartition fp = new FetchRequestData.FetchPartition()
+                    .setPartition(e.getKey().partition())
+                    .setCurrentLeaderEpoch(t.leaderEpoch())
+                    .setFetchOffset(p.logEndOffset())
+                    .setLogStartOffset(p.logStartOffset())
+                    .setPartitionMaxBytes(config.fetchMaxBytes());
+            if (version >= 12) {
+                fp.setLastFetchedEpoch(p.latestEpoch());
+            }
+            ft.partitions().add(fp);
+        }
+        return data;
+    }
+
+    private FetchResponseData send(FetchRequestData body) throws IOException {
+        Socket s = socket;
+        if (s == null || s.isClosed()) {
+            s = new Socket();
+            s.setTcpNoDelay(true);
+            s.connect(new InetSocketAddress(host, port), config.socketTimeoutMs());
+            socket = s;
+        }
+        s.setSoTimeout(config.fetchWaitMaxMs() + config.socketTimeoutMs());
+        RequestHeader header = new RequestHeader(ApiKeys.FETCH, version, "skein-replica-fetcher-" + localId, ++correlationId);
+        ByteBuffer h = MessageUtil.toByteBufferAccessor(header.data(), header.headerVersion()).buffer();
+        ByteBuffer b = MessageUtil.toByteBufferAccessor(body, version).buffer();
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
+        byte[] frame = new byte[4 + h.remaining() + b.remaining()];
+        ByteBuffer.wrap(frame).putInt(h.remaining() + b.remaining()).put(h).put(b);
+        out.write(frame);
+        out.flush();
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        int size = in.readInt();
+        if (size < 0 || size > Math.max(config.fetchResponseMaxBytes(), config.fetchMaxBytes()) * 2 + (1 << 20)) {
+            throw new IOException("fetch response of " + size + " bytes is out of bounds");
+        }
+        byte[] bytes = new byte[size];
+        in.readFully(bytes);
+        ByteBuffer buf = ByteBuffer.wrap(bytes);
+        ResponseHeader rh = ResponseHeader.parse(buf, ApiKeys.FETCH.responseHeaderVersion(version));
+        if (rh.correlationId() != correlationId) {
+            throw new IOException("correlation id " + rh.correlationId() + " does not match " + correlationId);
+        }
+        return (FetchResponseData) AbstractResponse.parseResponse(ApiKeys.FETCH, new ByteBufferAccessor(buf), version).data();
+    }
+
+    private void closeSocket() {
+        Socket s = socket;
+        socket = null;
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing
+            }
+        }
+    }
+
+    List<TopicPartition> assigned() {
+        return List.copyOf(partitions.keySet());
+    }
+}

@@ -1,0 +1,262 @@
+package dev.skein.broker.replication;
+
+import dev.skein.broker.controller.BrokerHeartbeat;
+import dev.skein.broker.controller.Controller;
+import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.PartitionRegistration;
+import dev.skein.broker.metadata.TopicMetadata;
+import dev.skein.broker.server.FetchRequestPartition;
+import dev.skein.broker.server.FetchResult;
+import dev.skein.broker.server.LogManager;
+import dev.skein.broker.server.ProduceResult;
+import dev.skein.broker.server.ReplicaManager;
+import dev.skein.broker.storage.ManualTime;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.errors.FencedLeaderEpochException;
+import org.apache.kafka.common.errors.InvalidUpdateVersionException;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The leader's side of replication in the replica manager, on a real log: acks=all waits for the
+ * ISR's fetches, follower fetches move the high watermark, lagging followers are dropped through
+ * the controller, and waiting produces are answered when the ISR falls below min ISR, when their
+ * timeout passes, or when the leadership moves.
+ */
+class LeaderProduceTest {
+    private static final TopicPartition TP = new TopicPartition("t", 0);
+    private static final Uuid TOPIC_ID = Uuid.randomUuid();
+    private static final long LAG_MS = 100;
+
+    @TempDir
+    Path dir;
+    private final ManualTime time = new ManualTime(1_000_000);
+    private ScheduledExecutorService scheduler;
+    private LogManager logManager;
+    private ReplicaManager rm;
+    private FakeController controller;
+    private SimpleMeterRegistry registry;
+    private ReplicaFetcherManager fetchers;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        scheduler = Executors.newScheduledThreadPool(2);
+        logManager = new LogManager(List.of(dir), time);
+        logManager.scan();
+        registry = new SimpleMeterRegistry();
+        rm = new ReplicaManager(0, logManager, Map.of(), time, scheduler, scheduler, registry);
+        controller = new FakeController(new PartitionRegistration(List.of(0, 1, 2), List.of(0, 1, 2), 0, 0, 0, List.of(), List.of()));
+        ReplicationConfig config = new ReplicationConfig(LAG_MS, 100, 1, 1 << 20, 1 << 20, 50, 1_000);
+        fetchers = new ReplicaFetcherManager(0, rm, config, time);
+        rm.enableReplication(controller, fetchers, config);
+        rm.applyImage(controller.image());
+        controller.addListener(rm::applyImage);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        fetchers.close();
+        rm.close();
+        logManager.close();
+        scheduler.shutdownNow();
+    }
+
+    private static MemoryRecords records(String... values) {
+        SimpleRecord[] r = new SimpleRecord[values.length];
+        for (int i = 0; i < values.length; i++) {
+            r[i] = new SimpleRecord(values[i].getBytes());
+        }
+        return MemoryRecords.withRecords(Compression.NONE, r);
+    }
+
+    private CompletableFuture<ProduceResult> produce(long timeoutMs, String... values) {
+        return rm.appendAsync(Map.of(TP, records(values)), (short) -1, timeoutMs).thenApply(m -> m.get(TP));
+    }
+
+    private FetchResult followerFetch(int replica, long offset) throws Exception {
+        FetchRequestPartition r = new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, TP), offset, 1 << 20,
+                Optional.of(controller.registration.leaderEpoch()), 0);
+        return rm.fetch(replica, List.of(r), 0, 1, 1 << 20).get().values().iterator().next();
+    }
+
+    private long highWatermark() {
+        return rm.partition(TP).orElseThrow().highWatermark();
+    }
+
+    @Test
+    void acksAllWaitsUntilTheWholeIsrHasTheRecords() throws Exception {
+        CompletableFuture<ProduceResult> f = produce(30_000, "a", "b");
+        assertThat(f).isNotDone();
+        FetchResult r1 = followerFetch(1, 0);
+        assertThat(r1.bytes()).as("followers read beyond the high watermark").isPositive();
+        assertThat(r1.highWatermark()).isZero();
+        followerFetch(1, 2);
+        assertThat(f).isNotDone();
+        assertThat(highWatermark()).isZero();
+        followerFetch(2, 2);
+        assertThat(highWatermark()).isEqualTo(2);
+        ProduceResult done = f.get();
+        assertThat(done.error()).isEqualTo(Errors.NONE);
+        assertThat(done.baseOffset()).isZero();
+    }
+
+    @Test
+    void laggingFollowersLeaveTheIsrAndWaitingProducesFailOnceBelowMinIsr() throws Exception {
+        controller.setMinIsr("2");
+        followerFetch(1, 0);
+        followerFetch(2, 0);
+        CompletableFuture<ProduceResult> f = produce(30_000, "a");
+        time.advance(LAG_MS + 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> controller.registration.isr().equals(List.of(0)));
+        assertThat(f.get().error()).isEqualTo(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+        assertThat(highWatermark()).isZero();
+        assertThat(registry.get("kafka.server.replicamanager.under.replicated.partitions").gauge().value()).isEqualTo(1.0);
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                registry.get("kafka.server.replicamanager.isr.shrinks").counter().count() == 1.0);
+        assertThat(produce(30_000, "refused").get().error()).isEqualTo(Errors.NOT_ENOUGH_REPLICAS);
+
+        // a follower that catches up joins the ISR again
+        followerFetch(1, 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> controller.registration.isr().equals(List.of(0, 1)));
+        await().atMost(Duration.ofSeconds(10)).until(() -> highWatermark() == 1
+                && registry.get("kafka.server.replicamanager.isr.expands").counter().count() == 1.0);
+    }
+
+    @Test
+    void waitingProduceTimesOut() throws Exception {
+        assertThat(produce(50, "a").get().error()).isEqualTo(Errors.REQUEST_TIMED_OUT);
+    }
+
+    @Test
+    void waitingProduceIsAnsweredWhenTheLeadershipMoves() throws Exception {
+        CompletableFuture<ProduceResult> f = produce(30_000, "a");
+        controller.moveLeader(1);
+        assertThat(f.get().error()).isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
+        assertThat(followerFetch(2, 0).error()).isIn(Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_LEADER_EPOCH);
+    }
+
+    @Test
+    void divergingFollowerIsToldWhereItsEpochEnds() throws Exception {
+        produce(30_000, "a", "b", "c");
+        FetchRequestPartition r = new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, TP), 5, 1 << 20, Optional.of(0), 0);
+        FetchResult res = rm.fetch(1, List.of(r), 0, 1, 1 << 20).get().values().iterator().next();
+        assertThat(res.divergingEpoch()).isNotNull();
+        assertThat(res.divergingEpoch().epoch()).isZero();
+        assertThat(res.divergingEpoch().endOffset()).isEqualTo(3);
+        assertThat(res.bytes()).isZero();
+    }
+
+    /** Holds one topic; applies ISR changes by compare-and-set and publishes each change. */
+    private static final class FakeController implements Controller {
+        private final List<Consumer<ClusterImage>> listeners = new ArrayList<>();
+        private volatile PartitionRegistration registration;
+        private volatile Map<String, String> configs = Map.of("min.insync.replicas", "1");
+
+        FakeController(PartitionRegistration registration) {
+            this.registration = registration;
+        }
+
+        void setMinIsr(String n) {
+            configs = Map.of("min.insync.replicas", n);
+            publish();
+        }
+
+        synchronized void moveLeader(int leader) {
+            registration = registration.withLeader(leader, registration.isr());
+            publish();
+        }
+
+        private synchronized void publish() {
+            ClusterImage img = image();
+            listeners.forEach(l -> l.accept(img));
+        }
+
+        @Override
+        public ClusterImage image() {
+            List<ClusterImage.BrokerInfo> brokers = List.of(new ClusterImage.BrokerInfo(0, "127.0.0.1", 1, null),
+                    new ClusterImage.BrokerInfo(1, "127.0.0.1", 2, null), new ClusterImage.BrokerInfo(2, "127.0.0.1", 3, null));
+            return new ClusterImage("c", 0, brokers, List.of(new TopicMetadata("t", TOPIC_ID, List.of(registration), configs)));
+        }
+
+        @Override
+        public synchronized void addListener(Consumer<ClusterImage> listener) {
+            listeners.add(listener);
+        }
+
+        @Override
+        public synchronized PartitionRegistration alterPartition(TopicPartition partition, int leaderId, int leaderEpoch,
+                                                                 int partitionEpoch, List<Integer> newIsr) {
+            if (leaderEpoch != registration.leaderEpoch()) {
+                throw new FencedLeaderEpochException("stale leader epoch " + leaderEpoch);
+            }
+            if (partitionEpoch != registration.partitionEpoch()) {
+                throw new InvalidUpdateVersionException("stale partition epoch " + partitionEpoch);
+            }
+            registration = registration.withIsr(newIsr);
+            publish();
+            return registration;
+        }
+
+        @Override
+        public TopicMetadata createTopic(String name, int partitions, short rf, Map<String, String> c, boolean v) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void deleteTopic(Uuid topicId) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public TopicMetadata createPartitions(String topic, int newCount, boolean validateOnly) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public TopicMetadata alterTopicConfigs(String topic, Map<String, String> c, boolean validateOnly) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public long allocateProducerId() {
+            return 0;
+        }
+
+        @Override
+        public long registerBroker(ClusterImage.BrokerInfo broker) {
+            return 0;
+        }
+
+        @Override
+        public BrokerHeartbeat heartbeat(int brokerId, long brokerEpoch, boolean wantShutdown) {
+            return new BrokerHeartbeat(false, true);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
