@@ -47,6 +47,15 @@ public final class LogHistory {
         reads.add(new Reset(reader, partition));
     }
 
+    public synchronized long ackedCount() {
+        return sends.stream().filter(s -> s.outcome() == Outcome.ACKED).count();
+    }
+
+    /** How many records this reader has seen. */
+    public synchronized long readCount(String reader) {
+        return reads.stream().filter(r -> r instanceof Read read && read.reader().equals(reader)).count();
+    }
+
     synchronized List<Send> sends() {
         return Collections.unmodifiableList(new ArrayList<>(sends));
     }

@@ -1,0 +1,191 @@
+package dev.skein.broker.it;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A cluster of Skein brokers, each in its own JVM and each a voter of the controller quorum, on
+ * fixed loopback ports and data dirs so a node killed with SIGKILL restarts where it left off.
+ */
+final class ClusterProcesses implements AutoCloseable {
+    private final Path root;
+    private final int[] ports;
+    private final Path[] propertiesFiles;
+    private final Process[] processes;
+    private final int[] starts;
+    /** Kills the brokers if the test JVM itself is stopped before {@link #close} runs. */
+    private final Thread killOnExit = new Thread(this::killAll, "skein-cluster-cleanup");
+
+    ClusterProcesses(int size, Map<String, String> overrides) throws IOException {
+        root = Files.createTempDirectory("skein-cluster-");
+        Runtime.getRuntime().addShutdownHook(killOnExit);
+        ports = new int[size];
+        int[] controllerPorts = new int[size];
+        for (int i = 0; i < size; i++) {
+            ports[i] = freePort();
+            controllerPorts[i] = freePort();
+        }
+        List<String> voters = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            voters.add(i + "@127.0.0.1:" + controllerPorts[i]);
+        }
+        propertiesFiles = new Path[size];
+        processes = new Process[size];
+        starts = new int[size];
+        for (int i = 0; i < size; i++) {
+            Path dir = root.resolve("node-" + i);
+            Files.createDirectories(dir);
+            Map<String, String> p = TestBroker.baseProperties(dir, ports[i]);
+            p.put("node.id", Integer.toString(i));
+            p.put("controller.quorum.voters", String.join(",", voters));
+            p.put("listeners", "PLAINTEXT://127.0.0.1:" + ports[i] + ",CONTROLLER://127.0.0.1:" + controllerPorts[i]);
+            p.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, size)));
+            p.put("broker.rack", "rack-" + i);
+            p.putAll(overrides);
+            Properties props = new Properties();
+            props.putAll(p);
+            propertiesFiles[i] = dir.resolve("server.properties");
+            try (OutputStream out = Files.newOutputStream(propertiesFiles[i])) {
+                props.store(out, "ClusterProcesses node " + i);
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    int size() {
+        return ports.length;
+    }
+
+    /** Starts the node's JVM without waiting (a quorum needs a majority up before anyone is ready). */
+    void start(int node) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        starts[node]++;
+        processes[node] = new ProcessBuilder(List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+                "dev.skein.broker.Main", propertiesFiles[node].toString()))
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile(node, starts[node]).toFile()))
+                .start();
+    }
+
+    void startAll() throws IOException {
+        for (int i = 0; i < size(); i++) {
+            start(i);
+        }
+    }
+
+    /** Waits until the node serves requests and sees {@code brokers} live brokers. */
+    void awaitReady(int node, int brokers) {
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {
+            if (!processes[node].isAlive()) {
+                throw new IllegalStateException("node " + node + " exited with " + processes[node].exitValue() + ": " + log(node));
+            }
+            try (Admin admin = admin(List.of(node), Duration.ofSeconds(3))) {
+                return admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).size() >= brokers;
+            }
+        });
+    }
+
+    /** SIGKILL: no shutdown hook, no flush, no controlled shutdown. */
+    void kill(int node) throws InterruptedException {
+        if (processes[node] != null && processes[node].isAlive()) {
+            processes[node].destroyForcibly();
+            processes[node].waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    boolean isAlive(int node) {
+        return processes[node] != null && processes[node].isAlive();
+    }
+
+    /** SIGTERM and wait: the broker's controlled shutdown runs. */
+    void stop(int node) throws InterruptedException {
+        if (processes[node] != null && processes[node].isAlive()) {
+            processes[node].destroy();
+            if (!processes[node].waitFor(60, TimeUnit.SECONDS)) {
+                processes[node].destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    String bootstrap(List<Integer> nodes) {
+        return nodes.stream().map(i -> "127.0.0.1:" + ports[i]).collect(Collectors.joining(","));
+    }
+
+    String bootstrap() {
+        List<Integer> all = new ArrayList<>();
+        for (int i = 0; i < size(); i++) {
+            all.add(i);
+        }
+        return bootstrap(all);
+    }
+
+    Admin admin(List<Integer> nodes, Duration timeout) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(nodes));
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(timeout.toMillis(), 10_000));
+        return Admin.create(p);
+    }
+
+    Path logDir(int node) {
+        return root.resolve("node-" + node).resolve("logs");
+    }
+
+    private Path logFile(int node, int start) {
+        return root.resolve("node-" + node).resolve("broker-" + start + ".log");
+    }
+
+    String log(int node) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        for (int s = 1; s <= starts[node]; s++) {
+            Path f = logFile(node, s);
+            if (Files.exists(f)) {
+                String text = Files.readString(f);
+                sb.append("--- node ").append(node).append(" start ").append(s).append('\n')
+                        .append(text.length() > 3000 ? text.substring(text.length() - 3000) : text);
+            }
+        }
+        return sb.toString();
+    }
+
+    private void killAll() {
+        for (Process p : processes) {
+            if (p != null) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (int i = 0; i < size(); i++) {
+            kill(i);
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(killOnExit);
+        } catch (IllegalStateException alreadyShuttingDown) {
+            // the hook runs anyway
+        }
+        TestBroker.deleteRecursively(root);
+    }
+}
