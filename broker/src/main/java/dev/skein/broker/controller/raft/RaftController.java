@@ -62,8 +62,9 @@ import java.util.function.Consumer;
  * index, so it reads its own writes. Rejected requests propose nothing. A node that cannot reach
  * the quorum within {@code requestTimeoutMs} answers NOT_CONTROLLER (retriable).
  *
- * <p>On the leader, timers fence brokers whose session expired (moving their leaderships) and,
- * with {@code auto.leader.rebalance.enable}, move leadership back to preferred replicas. Producer
+ * <p>On the leader, timers fence brokers whose session expired (moving their leaderships),
+ * complete partition reassignments whose new replicas are in sync and, with
+ * {@code auto.leader.rebalance.enable}, move leadership back to preferred replicas. Producer
  * ids are handed out from blocks reserved through the log, so they never repeat across failover.
  * Construction starts nothing; {@link #start} does.
  */
