@@ -16,6 +16,9 @@ import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest;
+import org.apache.kafka.common.requests.ElectLeadersRequest;
+import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
@@ -61,6 +64,7 @@ public final class KafkaApis implements RequestHandler {
     private final ConfigsApi configs;
     private final OffsetsApi offsets;
     private final GroupApi groups;
+    private final ReassignmentApi reassignments;
 
     public KafkaApis(BrokerConfig config, Controller controller, ReplicaManager replicaManager, GroupCoordinator coordinator) {
         this.controller = controller;
@@ -72,6 +76,7 @@ public final class KafkaApis implements RequestHandler {
         this.topics = new TopicAdminApi(controller, config, configs, coordinator);
         this.offsets = new OffsetsApi(replicaManager);
         this.groups = new GroupApi(config.nodeId());
+        this.reassignments = new ReassignmentApi(controller);
     }
 
     @Override
@@ -100,6 +105,11 @@ public final class KafkaApis implements RequestHandler {
             case DESCRIBE_CONFIGS -> reply(configs.describe(((DescribeConfigsRequest) request).data(), v));
             case ALTER_CONFIGS -> reply(configs.alter(((AlterConfigsRequest) request).data()));
             case INCREMENTAL_ALTER_CONFIGS -> reply(configs.incrementalAlter(((IncrementalAlterConfigsRequest) request).data()));
+            case ALTER_PARTITION_REASSIGNMENTS -> reply(reassignments.alter(
+                    ((AlterPartitionReassignmentsRequest) request).data(), v));
+            case LIST_PARTITION_REASSIGNMENTS -> reply(reassignments.list(
+                    ((ListPartitionReassignmentsRequest) request).data()));
+            case ELECT_LEADERS -> reply(reassignments.electLeaders(((ElectLeadersRequest) request).data(), v));
             case INIT_PRODUCER_ID -> reply(initProducerId(((InitProducerIdRequest) request).data()));
             case FIND_COORDINATOR -> reply(groups.findCoordinator(((FindCoordinatorRequest) request).data(), v, image));
             case JOIN_GROUP -> map(coordinator.joinGroup(((JoinGroupRequest) request).data(), v, ctx.clientId(), clientHost));

@@ -25,7 +25,8 @@ public final class SupportedApis {
                 ApiKeys.DELETE_RECORDS, ApiKeys.INIT_PRODUCER_ID, ApiKeys.FIND_COORDINATOR, ApiKeys.JOIN_GROUP,
                 ApiKeys.SYNC_GROUP, ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP, ApiKeys.OFFSET_COMMIT,
                 ApiKeys.OFFSET_FETCH, ApiKeys.LIST_GROUPS, ApiKeys.DESCRIBE_GROUPS, ApiKeys.DELETE_GROUPS,
-                ApiKeys.OFFSET_DELETE}) {
+                ApiKeys.OFFSET_DELETE, ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.LIST_PARTITION_REASSIGNMENTS,
+                ApiKeys.ELECT_LEADERS}) {
             MAX.put(api, api.latestVersion());
         }
     }

@@ -6,14 +6,20 @@ import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
+import org.apache.kafka.common.errors.EligibleLeadersNotAvailableException;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.InvalidUpdateVersionException;
+import org.apache.kafka.common.errors.NoReassignmentInProgressException;
+import org.apache.kafka.common.errors.PreferredLeaderNotAvailableException;
 import org.apache.kafka.common.errors.StaleBrokerEpochException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicIdException;
@@ -26,6 +32,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 
@@ -239,8 +246,177 @@ public final class ActiveController {
                 throw new InvalidRequestException("Broker " + r + " in the new ISR of " + tp + " is fenced or unknown");
             }
         }
-        return List.of(new MetadataCommand.ChangePartition(t.id(), tp.partition(), p.partitionEpoch(), p.leader(),
+        List<MetadataCommand> out = new ArrayList<>();
+        out.add(new MetadataCommand.ChangePartition(t.id(), tp.partition(), p.partitionEpoch(), p.leader(),
                 p.leaderEpoch(), newIsr));
+        // an ISR expansion is what a reassignment waits for: complete it in the same log entry
+        PartitionRegistration changed = s.apply(out, Long.MAX_VALUE).state().topic(t.id()).partition(tp.partition());
+        completion(s, changed).ifPresent(done -> out.add(reassign(t, tp.partition(), changed, done)));
+        return out;
+    }
+
+    // ---- partition reassignment (AlterPartitionReassignments) ----
+
+    /**
+     * Starts, replaces or cancels ({@code target} null) the reassignment of one partition, as Kafka
+     * does: the replicas become {@code target} followed by the replicas being removed, the replicas
+     * of {@code target} not yet placed are "adding" (they start fetching), the others "removing".
+     * A new target replaces a reassignment in progress as if it were cancelled first. A reassignment
+     * whose adding replicas are already in sync (only removals) completes in the same step. Returns
+     * no commands when nothing changes.
+     */
+    public List<MetadataCommand> alterPartitionReassignment(MetadataState s, TopicPartition tp, List<Integer> target) {
+        TopicMetadata t = s.topic(tp.topic());
+        PartitionRegistration p = t == null ? null : t.partition(tp.partition());
+        if (p == null) {
+            throw new UnknownTopicOrPartitionException("Unknown partition " + tp);
+        }
+        if (target == null) {
+            if (!Reassignments.inProgress(p)) {
+                throw new NoReassignmentInProgressException("No reassignment of " + tp + " is in progress.");
+            }
+            return List.of(reassign(t, tp.partition(), p, revert(s, p)));
+        }
+        if (target.isEmpty()) {
+            throw new InvalidReplicaAssignmentException("The replica assignment of " + tp + " is empty.");
+        }
+        Set<Integer> seen = new HashSet<>();
+        for (int b : target) {
+            if (!seen.add(b)) {
+                throw new InvalidReplicaAssignmentException("Broker " + b + " appears more than once in the replica "
+                        + "assignment " + target + " of " + tp + ".");
+            }
+            if (s.broker(b) == null) {
+                throw new InvalidReplicaAssignmentException("Broker " + b + " in the replica assignment " + target
+                        + " of " + tp + " is not a registered broker.");
+            }
+        }
+        PartitionRegistration base = Reassignments.inProgress(p) ? revert(s, p) : p;
+        PartitionRegistration next = Reassignments.start(base, target);
+        next = completion(s, next).orElse(next);
+        if (Reassignments.sameAssignment(next, p)) {
+            return List.of();
+        }
+        return List.of(reassign(t, tp.partition(), p, next));
+    }
+
+    /** Completes every reassignment whose adding replicas have all joined the ISR. */
+    public List<MetadataCommand> completeReassignments(MetadataState s) {
+        List<MetadataCommand> out = new ArrayList<>();
+        for (TopicMetadata t : s.topics().values()) {
+            for (int i = 0; i < t.partitionCount(); i++) {
+                PartitionRegistration p = t.partition(i);
+                int partition = i;
+                completion(s, p).ifPresent(done -> out.add(reassign(t, partition, p, done)));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The registration that completes {@code p}'s reassignment, if its adding replicas are all in
+     * sync: replicas = target (as requested), ISR = ISR ∩ target, adding and removing cleared; a
+     * leader being removed hands over to the first target replica that is live and in the new ISR
+     * (leader epoch + 1). Empty while the reassignment must wait (nothing to complete, a replica
+     * still catching up, or no live in-sync target replica to lead).
+     */
+    Optional<PartitionRegistration> completion(MetadataState s, PartitionRegistration p) {
+        if (!Reassignments.inProgress(p) || !p.isr().containsAll(p.addingReplicas())) {
+            return Optional.empty();
+        }
+        List<Integer> target = Reassignments.target(p);
+        List<Integer> isr = p.isr().stream().filter(target::contains).toList();
+        if (isr.isEmpty()) {
+            return Optional.empty();
+        }
+        int leader = p.leader();
+        int leaderEpoch = p.leaderEpoch();
+        if (!target.contains(leader)) {
+            leader = target.stream().filter(r -> isr.contains(r) && eligible(s, r)).findFirst()
+                    .orElse(PartitionRegistration.NO_LEADER);
+            if (leader == PartitionRegistration.NO_LEADER) {
+                return Optional.empty();
+            }
+            leaderEpoch++;
+        }
+        return Optional.of(new PartitionRegistration(target, isr, leader, leaderEpoch, p.partitionEpoch(),
+                List.of(), List.of()));
+    }
+
+    /**
+     * The registration of a cancelled reassignment: the original replicas (without the adding
+     * ones), the ISR restricted to them and a leader among them. If every in-sync replica was being
+     * added, the first original replica becomes the ISR (an unclean choice, as in Kafka).
+     */
+    private PartitionRegistration revert(MetadataState s, PartitionRegistration p) {
+        List<Integer> original = Reassignments.original(p);
+        List<Integer> isr = p.isr().stream().filter(original::contains).toList();
+        if (isr.isEmpty()) {
+            isr = List.of(original.getFirst());
+        }
+        int leader = p.leader();
+        if (!isr.contains(leader)) {
+            List<Integer> inSync = isr;
+            leader = original.stream().filter(r -> inSync.contains(r) && eligible(s, r)).findFirst()
+                    .orElse(PartitionRegistration.NO_LEADER);
+        }
+        int leaderEpoch = leader == p.leader() ? p.leaderEpoch() : p.leaderEpoch() + 1;
+        return new PartitionRegistration(original, isr, leader, leaderEpoch, p.partitionEpoch(), List.of(), List.of());
+    }
+
+    private static MetadataCommand reassign(TopicMetadata t, int partition, PartitionRegistration current,
+                                            PartitionRegistration next) {
+        return new MetadataCommand.ReassignPartition(t.id(), partition, current.partitionEpoch(), next.replicas(),
+                next.isr(), next.leader(), next.leaderEpoch(), next.addingReplicas(), next.removingReplicas());
+    }
+
+    // ---- leader election on request (ElectLeaders) ----
+
+    /**
+     * Elects a leader of one partition on request. PREFERRED moves leadership to the first replica
+     * if it is live and in sync; UNCLEAN gives a partition without a live leader one from the live
+     * ISR, or else any live replica (which becomes the whole ISR), whatever the topic's
+     * {@code unclean.leader.election.enable}.
+     *
+     * @throws ElectionNotNeededException if the preferred replica leads already (PREFERRED) or a live leader exists (UNCLEAN)
+     * @throws PreferredLeaderNotAvailableException if the preferred replica is not live and in sync
+     * @throws EligibleLeadersNotAvailableException if no replica is live (UNCLEAN)
+     */
+    public List<MetadataCommand> electLeader(MetadataState s, ElectionType type, TopicPartition tp) {
+        TopicMetadata t = s.topic(tp.topic());
+        PartitionRegistration p = t == null ? null : t.partition(tp.partition());
+        if (p == null) {
+            throw new UnknownTopicOrPartitionException("Unknown partition " + tp);
+        }
+        if (type == ElectionType.PREFERRED) {
+            int preferred = p.replicas().getFirst();
+            if (p.leader() == preferred) {
+                throw new ElectionNotNeededException("Broker " + preferred + ", the preferred replica of " + tp
+                        + ", leads it already.");
+            }
+            if (!p.isr().contains(preferred) || !eligible(s, preferred)) {
+                throw new PreferredLeaderNotAvailableException("The preferred replica " + preferred + " of " + tp
+                        + " is not live and in sync (ISR " + p.isr() + ").");
+            }
+            return List.of(new MetadataCommand.ChangePartition(t.id(), tp.partition(), p.partitionEpoch(), preferred,
+                    p.leaderEpoch() + 1, p.isr()));
+        }
+        if (p.hasLeader() && eligible(s, p.leader())) {
+            throw new ElectionNotNeededException("Broker " + p.leader() + " leads " + tp + " and is live.");
+        }
+        for (int r : p.replicas()) {
+            if (p.isr().contains(r) && eligible(s, r)) {
+                return List.of(new MetadataCommand.ChangePartition(t.id(), tp.partition(), p.partitionEpoch(), r,
+                        p.leaderEpoch() + 1, p.isr()));
+            }
+        }
+        for (int r : p.replicas()) {
+            if (eligible(s, r)) {
+                return List.of(new MetadataCommand.ChangePartition(t.id(), tp.partition(), p.partitionEpoch(), r,
+                        p.leaderEpoch() + 1, List.of(r)));
+            }
+        }
+        throw new EligibleLeadersNotAvailableException("No replica of " + tp + " " + p.replicas() + " is live.");
     }
 
     /** Moves leadership back to each partition's preferred replica where it is live and in sync. */

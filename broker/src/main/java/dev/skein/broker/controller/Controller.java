@@ -3,6 +3,7 @@ package dev.skein.broker.controller;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
@@ -58,6 +59,27 @@ public interface Controller extends AutoCloseable {
      */
     PartitionRegistration alterPartition(TopicPartition partition, int leaderId, int leaderEpoch, int partitionEpoch,
                                          List<Integer> newIsr);
+
+    /**
+     * Starts (or replaces) the reassignment of one partition to {@code targetReplicas}, or cancels
+     * the one in progress if {@code targetReplicas} is null. The new replicas start fetching; the
+     * controller completes the reassignment once they are all in sync.
+     *
+     * @throws org.apache.kafka.common.errors.UnknownTopicOrPartitionException if the partition does not exist
+     * @throws org.apache.kafka.common.errors.InvalidReplicaAssignmentException if the target is empty, repeats a
+     *         broker or names an unregistered one
+     * @throws org.apache.kafka.common.errors.NoReassignmentInProgressException on a cancel with nothing to cancel
+     */
+    void alterPartitionReassignment(TopicPartition partition, List<Integer> targetReplicas);
+
+    /**
+     * Elects a leader of one partition on request (ElectLeaders).
+     *
+     * @throws org.apache.kafka.common.errors.ElectionNotNeededException if the partition has the wanted leader already
+     * @throws org.apache.kafka.common.errors.PreferredLeaderNotAvailableException if the preferred replica cannot lead
+     * @throws org.apache.kafka.common.errors.EligibleLeadersNotAvailableException if no replica can lead (unclean)
+     */
+    void electLeader(ElectionType type, TopicPartition partition);
 
     @Override
     void close();

@@ -4,8 +4,13 @@ import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
+import org.apache.kafka.common.errors.NoReassignmentInProgressException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.KafkaStorageException;
@@ -283,6 +288,46 @@ public final class LocalController implements Controller {
                     + current.isr());
         }
         return current;
+    }
+
+    /** On one broker the only assignment is the broker itself: accepted as a no-op, anything else refused. */
+    @Override
+    public void alterPartitionReassignment(TopicPartition partition, List<Integer> targetReplicas) {
+        existing(partition);
+        if (targetReplicas == null) {
+            throw new NoReassignmentInProgressException("No reassignment of " + partition + " is in progress.");
+        }
+        if (targetReplicas.isEmpty()) {
+            throw new InvalidReplicaAssignmentException("The replica assignment of " + partition + " is empty.");
+        }
+        for (int b : targetReplicas) {
+            if (b != self.id()) {
+                throw new InvalidReplicaAssignmentException("Broker " + b + " in the replica assignment " + targetReplicas
+                        + " of " + partition + " is not a registered broker (this single-node cluster has broker "
+                        + self.id() + " only).");
+            }
+        }
+        if (targetReplicas.size() > 1) {
+            throw new InvalidReplicaAssignmentException("Broker " + self.id() + " appears more than once in the replica "
+                    + "assignment " + targetReplicas + " of " + partition + ".");
+        }
+    }
+
+    /** On one broker the only replica always leads. */
+    @Override
+    public void electLeader(ElectionType type, TopicPartition partition) {
+        existing(partition);
+        throw new ElectionNotNeededException("Broker " + self.id() + ", the only replica of " + partition
+                + ", leads it already.");
+    }
+
+    private synchronized PartitionRegistration existing(TopicPartition partition) {
+        TopicMetadata t = topics.get(partition.topic());
+        PartitionRegistration p = t == null ? null : t.partition(partition.partition());
+        if (p == null) {
+            throw new UnknownTopicOrPartitionException("Unknown partition " + partition);
+        }
+        return p;
     }
 
     @Override

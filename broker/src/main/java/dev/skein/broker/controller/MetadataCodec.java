@@ -42,6 +42,7 @@ public final class MetadataCodec {
     private static final byte ALTER_TOPIC_CONFIGS = 7;
     private static final byte CHANGE_PARTITION = 8;
     private static final byte PRODUCER_ID_BLOCK = 9;
+    private static final byte REASSIGN_PARTITION = 10;
 
     private MetadataCodec() {
     }
@@ -181,6 +182,18 @@ public final class MetadataCodec {
                 out.writeInt(c.leaderEpoch());
                 writeInts(out, c.isr());
             }
+            case MetadataCommand.ReassignPartition r -> {
+                out.writeByte(REASSIGN_PARTITION);
+                writeUuid(out, r.topicId());
+                out.writeInt(r.partition());
+                out.writeInt(r.expectedPartitionEpoch());
+                writeInts(out, r.replicas());
+                writeInts(out, r.isr());
+                out.writeInt(r.leader());
+                out.writeInt(r.leaderEpoch());
+                writeInts(out, r.addingReplicas());
+                writeInts(out, r.removingReplicas());
+            }
             case MetadataCommand.ProducerIdBlock b -> {
                 out.writeByte(PRODUCER_ID_BLOCK);
                 out.writeInt(b.size());
@@ -203,6 +216,8 @@ public final class MetadataCodec {
             case CHANGE_PARTITION -> new MetadataCommand.ChangePartition(readUuid(in), in.readInt(), in.readInt(),
                     in.readInt(), in.readInt(), readInts(in));
             case PRODUCER_ID_BLOCK -> new MetadataCommand.ProducerIdBlock(in.readInt());
+            case REASSIGN_PARTITION -> new MetadataCommand.ReassignPartition(readUuid(in), in.readInt(), in.readInt(),
+                    readInts(in), readInts(in), in.readInt(), in.readInt(), readInts(in), readInts(in));
             default -> throw new IOException("Unknown metadata command type " + type);
         };
     }

@@ -63,6 +63,22 @@ public sealed interface MetadataCommand {
         }
     }
 
+    /**
+     * A partition's whole registration replaced by a reassignment step (start, completion or
+     * cancellation), applied only while the partition epoch is still {@code expectedPartitionEpoch};
+     * the partition epoch then becomes one more. Every replica must be a registered broker, once.
+     */
+    record ReassignPartition(Uuid topicId, int partition, int expectedPartitionEpoch, List<Integer> replicas,
+                             List<Integer> isr, int leader, int leaderEpoch, List<Integer> addingReplicas,
+                             List<Integer> removingReplicas) implements MetadataCommand {
+        public ReassignPartition {
+            replicas = List.copyOf(replicas);
+            isr = List.copyOf(isr);
+            addingReplicas = List.copyOf(addingReplicas);
+            removingReplicas = List.copyOf(removingReplicas);
+        }
+    }
+
     /** Reserves the next {@code size} producer ids; the block starts where the previous one ended. */
     record ProducerIdBlock(int size) implements MetadataCommand {
     }

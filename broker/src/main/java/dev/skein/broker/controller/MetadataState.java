@@ -175,6 +175,29 @@ public final class MetadataState {
                     topics.put(t.name(), t.withPartition(c.partition(), next));
                     yield next.partitionEpoch();
                 }
+                case MetadataCommand.ReassignPartition r -> {
+                    TopicMetadata t = topic(r.topicId());
+                    PartitionRegistration p = t.partition(r.partition());
+                    if (p == null) {
+                        throw new UnknownTopicOrPartitionException("Unknown partition " + t.name() + "-" + r.partition());
+                    }
+                    if (p.partitionEpoch() != r.expectedPartitionEpoch()) {
+                        throw new InvalidUpdateVersionException("Partition " + t.name() + "-" + r.partition()
+                                + " is at partition epoch " + p.partitionEpoch() + ", not " + r.expectedPartitionEpoch());
+                    }
+                    checkReplicas(List.of(r.replicas()));
+                    if (!r.replicas().containsAll(r.isr()) || !r.replicas().containsAll(r.addingReplicas())
+                            || !r.replicas().containsAll(r.removingReplicas())
+                            || (r.leader() != PartitionRegistration.NO_LEADER && !r.replicas().contains(r.leader()))) {
+                        throw new InvalidRequestException("Leader " + r.leader() + ", ISR " + r.isr() + ", adding "
+                                + r.addingReplicas() + " and removing " + r.removingReplicas() + " must be replicas of "
+                                + t.name() + "-" + r.partition() + ": " + r.replicas());
+                    }
+                    PartitionRegistration next = new PartitionRegistration(r.replicas(), r.isr(), r.leader(),
+                            r.leaderEpoch(), p.partitionEpoch() + 1, r.addingReplicas(), r.removingReplicas());
+                    topics.put(t.name(), t.withPartition(r.partition(), next));
+                    yield next.partitionEpoch();
+                }
                 case MetadataCommand.ProducerIdBlock b -> {
                     long first = nextProducerId;
                     nextProducerId += b.size();

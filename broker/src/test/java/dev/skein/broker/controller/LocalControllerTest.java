@@ -2,11 +2,17 @@ package dev.skein.broker.controller;
 
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.NoReassignmentInProgressException;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -87,5 +93,26 @@ class LocalControllerTest {
             }
         }
         assertThat(ids).hasSize(4500);
+    }
+
+    @Test
+    void singleNodeReassignmentAndElectionAnswerAsKafkaWould() throws Exception {
+        try (LocalController c = new LocalController(dir, "cluster-a", SELF)) {
+            c.createTopic("solo", 1, (short) 1, Map.of(), false);
+            TopicPartition tp = new TopicPartition("solo", 0);
+
+            c.alterPartitionReassignment(tp, List.of(1));
+            assertThatThrownBy(() -> c.alterPartitionReassignment(tp, List.of(2)))
+                    .isInstanceOf(InvalidReplicaAssignmentException.class)
+                    .hasMessageContaining("Broker 2");
+            assertThatThrownBy(() -> c.alterPartitionReassignment(tp, List.of()))
+                    .isInstanceOf(InvalidReplicaAssignmentException.class);
+            assertThatThrownBy(() -> c.alterPartitionReassignment(tp, null))
+                    .isInstanceOf(NoReassignmentInProgressException.class);
+            assertThatThrownBy(() -> c.alterPartitionReassignment(new TopicPartition("solo", 1), List.of(1)))
+                    .isInstanceOf(UnknownTopicOrPartitionException.class);
+            assertThatThrownBy(() -> c.electLeader(ElectionType.PREFERRED, tp))
+                    .isInstanceOf(ElectionNotNeededException.class);
+        }
     }
 }

@@ -254,6 +254,16 @@ public final class SharedTestController {
         }
 
         @Override
+        public void alterPartitionReassignment(TopicPartition partition, List<Integer> targetReplicas) {
+            throw new InvalidRequestException("The shared test controller does not reassign partitions");
+        }
+
+        @Override
+        public void electLeader(org.apache.kafka.common.ElectionType type, TopicPartition partition) {
+            throw new InvalidRequestException("The shared test controller does not elect leaders");
+        }
+
+        @Override
         public void deleteTopic(Uuid topicId) {
             SharedTestController.this.deleteTopic(topicId);
         }

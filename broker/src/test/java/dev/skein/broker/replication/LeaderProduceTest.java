@@ -226,6 +226,16 @@ class LeaderProduceTest {
         }
 
         @Override
+        public void alterPartitionReassignment(TopicPartition partition, List<Integer> targetReplicas) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void electLeader(org.apache.kafka.common.ElectionType type, TopicPartition partition) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
         public void deleteTopic(Uuid topicId) {
             throw new UnsupportedOperationException();
         }

@@ -48,6 +48,13 @@ sealed interface ControllerRequest {
                           List<Integer> newIsr) implements ControllerRequest {
     }
 
+    /** Starts a reassignment of a partition, or cancels it ({@code target} null). */
+    record AlterReassignment(TopicPartition partition, List<Integer> target) implements ControllerRequest {
+    }
+
+    record ElectLeader(byte electionType, TopicPartition partition) implements ControllerRequest {
+    }
+
     static byte[] encode(ControllerRequest request) {
         return Bytes.write(out -> {
             out.writeByte(VERSION);
@@ -112,6 +119,23 @@ sealed interface ControllerRequest {
                         out.writeInt(r);
                     }
                 }
+                case AlterReassignment a -> {
+                    out.writeByte(10);
+                    out.writeUTF(a.partition().topic());
+                    out.writeInt(a.partition().partition());
+                    out.writeInt(a.target() == null ? -1 : a.target().size());
+                    if (a.target() != null) {
+                        for (int r : a.target()) {
+                            out.writeInt(r);
+                        }
+                    }
+                }
+                case ElectLeader e -> {
+                    out.writeByte(11);
+                    out.writeByte(e.electionType());
+                    out.writeUTF(e.partition().topic());
+                    out.writeInt(e.partition().partition());
+                }
             }
         });
     }
@@ -149,6 +173,22 @@ sealed interface ControllerRequest {
                         isr.add(in.readInt());
                     }
                     yield new AlterPartition(tp, leader, leaderEpoch, partitionEpoch, isr);
+                }
+                case 10 -> {
+                    TopicPartition tp = new TopicPartition(in.readUTF(), in.readInt());
+                    int n = in.readInt();
+                    List<Integer> target = null;
+                    if (n >= 0) {
+                        target = new ArrayList<>(n);
+                        for (int i = 0; i < n; i++) {
+                            target.add(in.readInt());
+                        }
+                    }
+                    yield new AlterReassignment(tp, target);
+                }
+                case 11 -> {
+                    byte electionType = in.readByte();
+                    yield new ElectLeader(electionType, new TopicPartition(in.readUTF(), in.readInt()));
                 }
                 default -> throw new IOException("Unknown controller request type " + type);
             };

@@ -9,6 +9,7 @@ import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
@@ -61,8 +62,9 @@ import java.util.function.Consumer;
  * index, so it reads its own writes. Rejected requests propose nothing. A node that cannot reach
  * the quorum within {@code requestTimeoutMs} answers NOT_CONTROLLER (retriable).
  *
- * <p>On the leader, timers fence brokers whose session expired (moving their leaderships) and,
- * with {@code auto.leader.rebalance.enable}, move leadership back to preferred replicas. Producer
+ * <p>On the leader, timers fence brokers whose session expired (moving their leaderships),
+ * complete partition reassignments whose new replicas are in sync and, with
+ * {@code auto.leader.rebalance.enable}, move leadership back to preferred replicas. Producer
  * ids are handed out from blocks reserved through the log, so they never repeat across failover.
  * Construction starts nothing; {@link #start} does.
  */
@@ -239,6 +241,16 @@ public final class RaftController implements Controller {
         return topicOf(reply).partition(partition.partition());
     }
 
+    @Override
+    public void alterPartitionReassignment(TopicPartition partition, List<Integer> targetReplicas) {
+        call(new ControllerRequest.AlterReassignment(partition, targetReplicas));
+    }
+
+    @Override
+    public void electLeader(ElectionType type, TopicPartition partition) {
+        call(new ControllerRequest.ElectLeader(type.value, partition));
+    }
+
     private static TopicMetadata topicOf(ControllerReply reply) {
         return MetadataCodec.decodeState(reply.topic()).topics().values().iterator().next();
     }
@@ -327,6 +339,10 @@ public final class RaftController implements Controller {
                         a.partitionEpoch(), a.newIsr()));
                 yield ControllerReply.ok(reply.value(), reply.index(), topicBytes(stateMachine.state(), a.partition().topic()));
             }
+            case ControllerRequest.AlterReassignment a -> proposeIfAny(logic.alterPartitionReassignment(s, a.partition(),
+                    a.target()));
+            case ControllerRequest.ElectLeader e -> proposeIfAny(logic.electLeader(s, ElectionType.valueOf(e.electionType()),
+                    e.partition()));
         };
     }
 
@@ -341,6 +357,10 @@ public final class RaftController implements Controller {
     private static byte[] topicBytes(MetadataState s, String topic) {
         TopicMetadata t = s.topic(topic);
         return MetadataCodec.encodeState(new MetadataState(Map.of(), t == null ? Map.of() : Map.of(topic, t), 0));
+    }
+
+    private ControllerReply proposeIfAny(List<MetadataCommand> commands) {
+        return commands.isEmpty() ? ControllerReply.ok(0, stateMachine.appliedIndex(), null) : propose(commands);
     }
 
     /** Appends {@code commands} as one log entry and waits until it is applied here; throws if it was rejected. */
@@ -408,6 +428,13 @@ public final class RaftController implements Controller {
         List<MetadataCommand> elections = logic.electOfflineLeaders(s);
         if (!elections.isEmpty()) {
             propose(elections);
+            s = stateMachine.state();
+        }
+        // a reassignment whose ISR change raced with another change, or that waited for a live leader
+        List<MetadataCommand> completions = logic.completeReassignments(s);
+        if (!completions.isEmpty()) {
+            log.info("Completing {} partition reassignment(s)", completions.size());
+            propose(completions);
         }
     }
 
