@@ -84,19 +84,19 @@ class CelValidationE2E {
                     assertThat(e.getCode()).isEqualTo(422);
                     assertThat(e.getMessage()).contains("minInSyncReplicas must not exceed replicas");
                 });
-        assertThat(widgets(client).withName("bad").get()).isNull();
+        assertThat(widgets(client).inNamespace(NAMESPACE).withName("bad").get()).isNull();
     }
 
     @Test
     void transitionRuleComparesWithTheStoredObject(KubernetesClient client) {
         widgets(client).resource(widget("transition", 5, 4)).create();
 
-        assertThatThrownBy(() -> widgets(client).resource(widget("transition", 5, 1)).serverSideApply())
+        assertThatThrownBy(() -> widgets(client).resource(widget("transition", 5, 1)).forceConflicts().serverSideApply())
                 .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
                     assertThat(e.getCode()).isEqualTo(422);
                     assertThat(e.getMessage()).contains("minInSyncReplicas may be lowered by at most one at a time");
                 });
-        GenericKubernetesResource lowered = widgets(client).resource(widget("transition", 5, 3)).serverSideApply();
+        GenericKubernetesResource lowered = widgets(client).resource(widget("transition", 5, 3)).forceConflicts().serverSideApply();
         assertThat(lowered.get("spec", "minInSyncReplicas").toString()).isEqualTo("3");
     }
 }

@@ -12,6 +12,8 @@ import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -126,10 +128,10 @@ final class NodeAgent {
 
     private void postStatus(long nowMs) {
         NodeStatus status = status(nowMs);
-        client.nodes().withName(name).editStatus(node -> {
-            node.setStatus(status);
-            return node;
-        });
+        // A strategic merge patch without resourceVersion: the node lifecycle controller and the
+        // NodeTaint admission plugin change the Node concurrently, so an update would conflict.
+        client.nodes().withName(name).subresource("status")
+                .patch(PatchContext.of(PatchType.STRATEGIC_MERGE), new NodeBuilder().withStatus(status).build());
         lastStatusMs = nowMs;
     }
 
