@@ -1,6 +1,15 @@
 package dev.skein.e2e.kubelet;
 
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -10,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -17,12 +27,13 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The process kubelet: test support that plays the kubelets of several nodes against a real
- * control plane. Today it registers the nodes (zone labels, Leases in {@code kube-node-lease},
- * Ready status) so the scheduler binds pods to them, and injects node loss; running pods as
- * processes is the next step (see e2e/README.md).
+ * control plane: it registers the nodes (zone labels, Leases in {@code kube-node-lease}, Ready
+ * status) so the scheduler binds pods to them, runs the pods bound to them as processes in their
+ * own network namespaces ({@link PodRuntime}), and injects node loss.
  *
  * <p>One thread owns all node state: every public method hands its work to that loop and waits for
- * it. Nothing starts before {@link #start()}; {@link #close()} stops the loop and deletes the
+ * it. Nothing starts before {@link #start()}; {@link #close()} (or, failing that, a JVM shutdown
+ * hook) kills every pod process, removes every network namespace and the bridge, and deletes the
  * nodes.
  */
 public final class ProcessKubelet implements AutoCloseable {
@@ -34,15 +45,24 @@ public final class ProcessKubelet implements AutoCloseable {
     private final KubernetesClient client;
     private final Clock clock;
     private final Map<String, NodeAgent> nodes = new LinkedHashMap<>();
+    private final ImageRegistry images;
+    private final Path logDir;
+    private final PodNetwork network = new PodNetwork();
     private ScheduledExecutorService loop;
+    private ExecutorService probes;
+    private PodRuntime runtime;
+    private SharedIndexInformer<Pod> informer;
+    private Thread shutdownHook;
 
     private ProcessKubelet(Builder builder) {
         this.client = builder.client;
         this.clock = builder.clock;
+        this.images = builder.images;
+        this.logDir = builder.logDir;
         for (int i = 1; i <= builder.nodeCount; i++) {
             String name = builder.namePrefix + i;
             String zone = "zone-" + (char) ('a' + (i - 1) % builder.zoneCount);
-            nodes.put(name, new NodeAgent(client, name, zone, "127.0.0.1", builder.kubeletVersion));
+            nodes.put(name, new NodeAgent(client, name, zone, PodNetwork.GATEWAY, builder.kubeletVersion));
         }
     }
 
@@ -50,18 +70,47 @@ public final class ProcessKubelet implements AutoCloseable {
         return new Builder(client);
     }
 
-    /** Registers every node and starts the heartbeat loop. */
+    /** Registers every node, starts the heartbeat loop and runs the pods bound to the nodes. */
     public ProcessKubelet start() {
         loop = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "process-kubelet");
             t.setDaemon(true);
             return t;
         });
+        probes = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "process-kubelet-probe");
+            t.setDaemon(true);
+            return t;
+        });
+        Map<String, String> hostIps = new LinkedHashMap<>();
+        nodes.values().forEach(node -> hostIps.put(node.name(), node.address()));
+        runtime = new PodRuntime(client, images, network, logDir, clock, loop, probes, hostIps);
+        shutdownHook = new Thread(this::close, "process-kubelet-shutdown");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
         call(() -> {
+            // Whatever a killed earlier run left behind goes first.
+            PodNetwork.reapAll();
+            network.ensureBridge();
             long now = clock.millis();
             nodes.values().forEach(node -> node.register(now));
             return null;
         });
+        informer = client.pods().inAnyNamespace().inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod pod) {
+                loop.execute(() -> runtime.sync(pod));
+            }
+
+            @Override
+            public void onUpdate(Pod oldPod, Pod pod) {
+                loop.execute(() -> runtime.sync(pod));
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean finalStateUnknown) {
+                loop.execute(() -> runtime.forget(pod));
+            }
+        }, 30_000);
         loop.scheduleWithFixedDelay(this::heartbeat, HEARTBEAT_INTERVAL.toMillis(), HEARTBEAT_INTERVAL.toMillis(),
                 TimeUnit.MILLISECONDS);
         return this;
@@ -89,22 +138,47 @@ public final class ProcessKubelet implements AutoCloseable {
         return agent(node).zone();
     }
 
-    /** Fault: the node stops renewing its Lease and posting status, as if it lost power. */
+    /**
+     * Fault: the node loses power. It stops renewing its Lease and posting status, its pods'
+     * processes are killed and their network is cut; the API still shows them as they were.
+     */
     public void loseNode(String node) {
         NodeAgent agent = agent(node);
         call(() -> {
             agent.lose();
+            runtime.killNode(node);
             return null;
         });
     }
 
-    /** The lost node comes back and reports Ready again. */
+    /**
+     * The lost node comes back and reports Ready again; its kubelet finishes the deletion of pods
+     * deleted meanwhile and starts the others afresh.
+     */
     public void restoreNode(String node) {
         NodeAgent agent = agent(node);
         call(() -> {
-            agent.restore(clock.millis());
+            if (!agent.heartbeating()) {
+                agent.restore(clock.millis());
+                runtime.reviveNode(node);
+            }
             return null;
         });
+    }
+
+    /** The file holding a container's stdout and stderr (all its restarts). */
+    public Path logFile(String namespace, String pod, String container) {
+        return runtime.logFile(namespace, pod, container);
+    }
+
+    /** A container's output so far, or "" if it has none yet. */
+    public String log(String namespace, String pod, String container) {
+        Path file = logFile(namespace, pod, container);
+        try {
+            return Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private NodeAgent agent(String node) {
@@ -128,20 +202,41 @@ public final class ProcessKubelet implements AutoCloseable {
         }
     }
 
-    /** Stops heartbeats and deletes the nodes (with their Leases). */
+    /**
+     * Kills every pod process, removes every network namespace and the bridge, stops heartbeats and
+     * deletes the nodes (with their Leases). Safe to call twice.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (loop == null) {
             return;
         }
         try {
+            if (informer != null) {
+                informer.close();
+            }
             call(() -> {
-                nodes.values().forEach(NodeAgent::delete);
+                runtime.shutdown();
+                PodNetwork.reapAll();
+                try {
+                    nodes.values().forEach(NodeAgent::delete);
+                } catch (RuntimeException e) {
+                    // The control plane may already be gone (JVM shutdown): the nodes go with it.
+                    System.err.printf("process-kubelet: nodes not deleted: %s%n", e);
+                }
                 return null;
             });
         } finally {
             loop.shutdownNow();
+            probes.shutdownNow();
             loop = null;
+            if (Thread.currentThread() != shutdownHook) {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(shutdownHook);
+                } catch (IllegalStateException shuttingDown) {
+                    // The hooks are running; this close is one of them or ran before them.
+                }
+            }
         }
     }
 
@@ -153,6 +248,8 @@ public final class ProcessKubelet implements AutoCloseable {
         private int zoneCount = 3;
         private String namePrefix = "node-";
         private String kubeletVersion = "v0.0.0-process-kubelet";
+        private ImageRegistry images = ImageRegistry.withDefaults();
+        private Path logDir = Path.of(System.getProperty("skein.e2e.podLogs", "target/e2e-pod-logs"));
 
         private Builder(KubernetesClient client) {
             this.client = client;
@@ -185,6 +282,18 @@ public final class ProcessKubelet implements AutoCloseable {
         /** The kubelet version reported in the node info. */
         public Builder kubeletVersion(String version) {
             this.kubeletVersion = version;
+            return this;
+        }
+
+        /** The images pods may use (default: {@link ImageRegistry#withDefaults()}). */
+        public Builder images(ImageRegistry registry) {
+            this.images = registry;
+            return this;
+        }
+
+        /** Where pod logs go: {@code <dir>/<namespace>_<pod>/<container>.log}. */
+        public Builder logDir(Path dir) {
+            this.logDir = dir;
             return this;
         }
 

@@ -1,0 +1,40 @@
+package dev.skein.e2e.kubelet;
+
+import io.fabric8.kubernetes.api.model.Container;
+
+/**
+ * The kubelet's state of one container of a pod: its current process (if any), restarts, last exit,
+ * readiness and liveness counters, and why it is waiting. Owned by the kubelet loop thread.
+ */
+final class ContainerRun {
+
+    final Container spec;
+    Process process;
+    String startedAt;
+    int restartCount;
+    Integer lastExitCode;
+    String lastStartedAt;
+    String lastFinishedAt;
+    boolean ready;
+    int livenessFailures;
+    int readinessFailures;
+    /** Waiting reason while no process runs (ErrImagePull, CreateContainerConfigError, CrashLoopBackOff). */
+    String waitingReason;
+    String waitingMessage;
+    /** Set once the container finished for good (restartPolicy Never/OnFailure). */
+    boolean finished;
+    /** Bumped on every start; probes of an earlier start are ignored. */
+    int generation;
+
+    ContainerRun(Container spec) {
+        this.spec = spec;
+    }
+
+    String name() {
+        return spec.getName();
+    }
+
+    boolean running() {
+        return process != null && process.isAlive();
+    }
+}

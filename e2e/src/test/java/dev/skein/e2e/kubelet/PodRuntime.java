@@ -1,0 +1,680 @@
+package dev.skein.e2e.kubelet;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.ContainerState;
+import io.fabric8.kubernetes.api.model.ContainerStateBuilder;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
+import io.fabric8.kubernetes.api.model.EnvFromSource;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.PodConditionBuilder;
+import io.fabric8.kubernetes.api.model.PodStatus;
+import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Runs the pods bound to the process kubelet's nodes as local processes, one network namespace per
+ * pod, and reports their status as a kubelet does.
+ *
+ * <p>What it honours: command/args (with {@code $(VAR)} expansion), env values, {@code fieldRef}
+ * (name, namespace, uid, node name, service account, pod IP, host IP, labels, annotations),
+ * {@code configMapKeyRef}, {@code secretKeyRef}, {@code envFrom}; readiness and liveness probes
+ * (httpGet, tcpSocket, exec); graceful deletion (SIGTERM to the process group, SIGKILL after the
+ * grace period, then the final delete); restartPolicy with exponential back-off (1 s doubling, at
+ * most 20 s). An image the {@link ImageRegistry} does not know leaves the container waiting with
+ * reason ErrImagePull and a Warning event. Not yet: volumes (configMap, secret, emptyDir, PVC bind
+ * mounts in a private mount namespace), /etc/hosts for DNS names, init containers.
+ *
+ * <p>Every method runs on the kubelet loop thread; process exits and probe results are handed back
+ * to it.
+ */
+final class PodRuntime {
+
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(20);
+    private static final Pattern VAR_REF = Pattern.compile("\\$\\(([A-Za-z_][A-Za-z0-9_.-]*)\\)|\\$\\$");
+    private static final Set<String> HOST_ENV_KEPT = Set.of("PATH", "HOME", "JAVA_HOME", "LANG", "PYENV_ROOT");
+
+    private final KubernetesClient client;
+    private final ImageRegistry images;
+    private final PodNetwork network;
+    private final Path logDir;
+    private final Clock clock;
+    private final ScheduledExecutorService loop;
+    private final ExecutorService probes;
+    private final Map<String, String> hostIps;
+    private final Map<String, RunningPod> pods = new LinkedHashMap<>();
+    private final Set<String> deadNodes = new java.util.HashSet<>();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+
+    /** A pod this kubelet runs. */
+    private static final class RunningPod {
+        Pod pod;
+        final List<ContainerRun> containers = new ArrayList<>();
+        PodNetwork.Attachment net;
+        String startTime;
+        boolean terminating;
+        String finalPhase;
+    }
+
+    PodRuntime(KubernetesClient client, ImageRegistry images, PodNetwork network, Path logDir, Clock clock,
+               ScheduledExecutorService loop, ExecutorService probes, Map<String, String> hostIps) {
+        this.client = client;
+        this.images = images;
+        this.network = network;
+        this.logDir = logDir;
+        this.clock = clock;
+        this.loop = loop;
+        this.probes = probes;
+        this.hostIps = hostIps;
+    }
+
+    // ---- events from the informer -------------------------------------------------------------
+
+    /** A pod was added or changed in the API. */
+    void sync(Pod pod) {
+        String node = pod.getSpec().getNodeName();
+        if (node == null || !hostIps.containsKey(node) || deadNodes.contains(node)) {
+            return;
+        }
+        String uid = pod.getMetadata().getUid();
+        RunningPod rp = pods.get(uid);
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            if (rp == null) {
+                finalDelete(pod);
+            } else if (!rp.terminating) {
+                rp.pod = pod;
+                Long grace = pod.getMetadata().getDeletionGracePeriodSeconds();
+                terminate(rp, Duration.ofSeconds(grace == null ? 30 : grace));
+            }
+            return;
+        }
+        if (rp == null) {
+            if (isFinished(pod)) {
+                return;
+            }
+            start(pod);
+        } else {
+            rp.pod = pod;
+        }
+    }
+
+    /** A pod is gone from the API (force-deleted, or after our final delete). */
+    void forget(Pod pod) {
+        RunningPod rp = pods.remove(pod.getMetadata().getUid());
+        if (rp != null) {
+            rp.containers.forEach(c -> signal(c, "KILL"));
+            releaseNetwork(rp);
+        }
+    }
+
+    // ---- faults -------------------------------------------------------------------------------
+
+    /** The node's kubelet dies: its pods' processes are killed, their network cut, no status is posted. */
+    void killNode(String node) {
+        deadNodes.add(node);
+        for (RunningPod rp : podsOn(node)) {
+            rp.containers.forEach(c -> {
+                signal(c, "KILL");
+                c.process = null;
+            });
+            if (rp.net != null) {
+                network.setLinkUp(rp.net, false);
+            }
+        }
+    }
+
+    /** The node's kubelet starts again: it drops its old pods and syncs the ones the API still binds to it. */
+    void reviveNode(String node) {
+        deadNodes.remove(node);
+        for (RunningPod rp : podsOn(node)) {
+            pods.remove(rp.pod.getMetadata().getUid());
+            releaseNetwork(rp);
+        }
+        client.pods().inAnyNamespace().withField("spec.nodeName", node).list().getItems().forEach(this::sync);
+    }
+
+    /** Stops every pod process and releases every network namespace (kubelet shutdown). */
+    void shutdown() {
+        for (RunningPod rp : pods.values()) {
+            rp.containers.forEach(c -> signal(c, "KILL"));
+            releaseNetwork(rp);
+        }
+        pods.clear();
+    }
+
+    /** Where a container's stdout and stderr go. */
+    Path logFile(String namespace, String pod, String container) {
+        return logDir.resolve(namespace + "_" + pod).resolve(container + ".log");
+    }
+
+    private List<RunningPod> podsOn(String node) {
+        return pods.values().stream().filter(rp -> node.equals(rp.pod.getSpec().getNodeName())).toList();
+    }
+
+    private static boolean isFinished(Pod pod) {
+        String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
+        return "Succeeded".equals(phase) || "Failed".equals(phase);
+    }
+
+    // ---- start --------------------------------------------------------------------------------
+
+    private void start(Pod pod) {
+        RunningPod rp = new RunningPod();
+        rp.pod = pod;
+        rp.startTime = now();
+        pod.getSpec().getContainers().forEach(c -> rp.containers.add(new ContainerRun(c)));
+        pods.put(pod.getMetadata().getUid(), rp);
+        boolean imagesKnown = true;
+        for (ContainerRun c : rp.containers) {
+            if (images.commandLine(c.spec).isEmpty()) {
+                imagesKnown = false;
+                c.waitingReason = "ErrImagePull";
+                c.waitingMessage = "image " + c.spec.getImage() + " is not in the process kubelet's image registry";
+                event(pod, "Warning", "Failed", "Failed to pull image \"" + c.spec.getImage() + "\": " + c.waitingMessage);
+            }
+        }
+        if (imagesKnown) {
+            rp.net = network.attach();
+            rp.containers.forEach(c -> launch(rp, c));
+        }
+        postStatus(rp);
+    }
+
+    private void launch(RunningPod rp, ContainerRun c) {
+        Pod pod = rp.pod;
+        Map<String, String> env;
+        try {
+            env = environment(pod, c.spec, rp.net.ip());
+        } catch (KubernetesClientException | IllegalStateException e) {
+            c.waitingReason = "CreateContainerConfigError";
+            c.waitingMessage = e.getMessage();
+            loop.schedule(() -> relaunch(rp, c, c.generation), 2, TimeUnit.SECONDS);
+            return;
+        }
+        List<String> command = new ArrayList<>(List.of("setsid"));
+        command.addAll(PodNetwork.inNetns(rp.net));
+        images.commandLine(c.spec).orElseThrow().forEach(arg -> command.add(expand(arg, env)));
+        Path log = logFile(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), c.name());
+        try {
+            Files.createDirectories(log.getParent());
+            ProcessBuilder pb = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+            Map<String, String> processEnv = pb.environment();
+            processEnv.keySet().retainAll(HOST_ENV_KEPT);
+            processEnv.put("HOSTNAME", pod.getMetadata().getName());
+            processEnv.putAll(env);
+            if (c.spec.getWorkingDir() != null) {
+                pb.directory(new File(c.spec.getWorkingDir()));
+            } else {
+                pb.directory(log.getParent().toFile());
+            }
+            Process process = pb.start();
+            c.process = process;
+            c.generation++;
+            c.startedAt = now();
+            c.waitingReason = null;
+            c.waitingMessage = null;
+            c.ready = c.spec.getReadinessProbe() == null;
+            c.livenessFailures = 0;
+            c.readinessFailures = 0;
+            int generation = c.generation;
+            process.onExit().thenRun(() -> loop.execute(() -> onExit(rp, c, process)));
+            scheduleProbe(rp, c, generation, c.spec.getReadinessProbe(), true, true);
+            scheduleProbe(rp, c, generation, c.spec.getLivenessProbe(), false, true);
+        } catch (IOException e) {
+            c.waitingReason = "RunContainerError";
+            c.waitingMessage = e.getMessage();
+        }
+    }
+
+    private void relaunch(RunningPod rp, ContainerRun c, int generation) {
+        if (pods.get(rp.pod.getMetadata().getUid()) != rp || rp.terminating || c.generation != generation
+                || deadNodes.contains(rp.pod.getSpec().getNodeName())) {
+            return;
+        }
+        if (c.restartCount > 0) {
+            event(rp.pod, "Normal", "Started", "Restarted container " + c.name());
+        }
+        launch(rp, c);
+        postStatus(rp);
+    }
+
+    // ---- exits, restarts, deletion ------------------------------------------------------------
+
+    private void onExit(RunningPod rp, ContainerRun c, Process process) {
+        if (c.process != process) {
+            return;
+        }
+        c.process = null;
+        c.ready = false;
+        c.lastExitCode = process.exitValue();
+        c.lastStartedAt = c.startedAt;
+        c.lastFinishedAt = now();
+        if (pods.get(rp.pod.getMetadata().getUid()) != rp) {
+            return;
+        }
+        if (rp.terminating) {
+            if (rp.containers.stream().noneMatch(ContainerRun::running)) {
+                finish(rp);
+            }
+            return;
+        }
+        String policy = Optional.ofNullable(rp.pod.getSpec().getRestartPolicy()).orElse("Always");
+        boolean restart = policy.equals("Always") || (policy.equals("OnFailure") && c.lastExitCode != 0);
+        if (restart) {
+            c.restartCount++;
+            long backoffMs = Math.min(MAX_BACKOFF.toMillis(), 1000L << Math.min(10, c.restartCount - 1));
+            c.waitingReason = c.restartCount > 1 ? "CrashLoopBackOff" : "ContainerCreating";
+            c.waitingMessage = "back-off " + backoffMs + "ms restarting failed container " + c.name();
+            int generation = c.generation;
+            loop.schedule(() -> relaunch(rp, c, generation), backoffMs, TimeUnit.MILLISECONDS);
+        } else {
+            c.finished = true;
+            if (rp.containers.stream().allMatch(x -> x.finished)) {
+                rp.finalPhase = rp.containers.stream().allMatch(x -> x.lastExitCode == 0) ? "Succeeded" : "Failed";
+                releaseNetwork(rp);
+            }
+        }
+        postStatus(rp);
+    }
+
+    private void terminate(RunningPod rp, Duration grace) {
+        rp.terminating = true;
+        if (rp.containers.stream().noneMatch(ContainerRun::running)) {
+            finish(rp);
+            return;
+        }
+        rp.containers.forEach(c -> signal(c, "TERM"));
+        loop.schedule(() -> {
+            if (pods.get(rp.pod.getMetadata().getUid()) == rp) {
+                rp.containers.forEach(c -> signal(c, "KILL"));
+            }
+        }, grace.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** All containers of a terminating pod have exited: release it and delete the pod for good. */
+    private void finish(RunningPod rp) {
+        pods.remove(rp.pod.getMetadata().getUid());
+        releaseNetwork(rp);
+        finalDelete(rp.pod);
+    }
+
+    private void finalDelete(Pod pod) {
+        try {
+            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+                    .withGracePeriod(0).delete();
+        } catch (KubernetesClientException e) {
+            System.err.printf("process-kubelet: final delete of %s failed: %s%n", pod.getMetadata().getName(), e);
+        }
+    }
+
+    private void releaseNetwork(RunningPod rp) {
+        if (rp.net != null) {
+            network.detach(rp.net);
+            rp.net = null;
+        }
+    }
+
+    /**
+     * Signals a container as a container runtime does: TERM goes to its main process (PID 1 of a
+     * container), KILL to its whole process group (setsid made the main process the leader).
+     */
+    private static void signal(ContainerRun c, String signal) {
+        Process p = c.process;
+        if (p == null || !p.isAlive()) {
+            return;
+        }
+        String target = signal.equals("KILL") ? "-" + p.pid() : Long.toString(p.pid());
+        try {
+            new ProcessBuilder("kill", "-" + signal, "--", target).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(5, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (signal.equals("KILL")) {
+            p.destroyForcibly();
+        }
+    }
+
+    // ---- probes -------------------------------------------------------------------------------
+
+    private void scheduleProbe(RunningPod rp, ContainerRun c, int generation, Probe probe, boolean readiness,
+                               boolean first) {
+        if (probe == null) {
+            return;
+        }
+        int delay = first ? orDefault(probe.getInitialDelaySeconds(), 0) : orDefault(probe.getPeriodSeconds(), 10);
+        loop.schedule(() -> {
+            if (c.generation != generation || !c.running() || pods.get(rp.pod.getMetadata().getUid()) != rp) {
+                return;
+            }
+            String ip = rp.net == null ? null : rp.net.ip();
+            PodNetwork.Attachment net = rp.net;
+            probes.execute(() -> {
+                boolean ok = probe(probe, c.spec, ip, net);
+                loop.execute(() -> onProbe(rp, c, generation, probe, readiness, ok));
+            });
+        }, Math.max(delay, 0) * 1000L + (first ? 200 : 0), TimeUnit.MILLISECONDS);
+    }
+
+    private void onProbe(RunningPod rp, ContainerRun c, int generation, Probe probe, boolean readiness, boolean ok) {
+        if (c.generation != generation || !c.running()) {
+            return;
+        }
+        if (readiness) {
+            c.readinessFailures = ok ? 0 : c.readinessFailures + 1;
+            boolean ready = ok || (c.ready && c.readinessFailures < orDefault(probe.getFailureThreshold(), 3));
+            if (ready != c.ready) {
+                c.ready = ready;
+                postStatus(rp);
+            }
+        } else {
+            c.livenessFailures = ok ? 0 : c.livenessFailures + 1;
+            if (c.livenessFailures >= orDefault(probe.getFailureThreshold(), 3)) {
+                event(rp.pod, "Normal", "Killing", "Container " + c.name() + " failed liveness probe, will be restarted");
+                signal(c, "KILL");
+                return;
+            }
+        }
+        scheduleProbe(rp, c, generation, probe, readiness, false);
+    }
+
+    private boolean probe(Probe probe, Container container, String ip, PodNetwork.Attachment net) {
+        int timeoutMs = orDefault(probe.getTimeoutSeconds(), 1) * 1000;
+        try {
+            if (probe.getTcpSocket() != null) {
+                try (Socket socket = new Socket()) {
+                    socket.connect(new InetSocketAddress(ip, port(container, probe.getTcpSocket().getPort())), timeoutMs);
+                    return true;
+                }
+            }
+            if (probe.getHttpGet() != null) {
+                String path = Optional.ofNullable(probe.getHttpGet().getPath()).orElse("/");
+                String scheme = Optional.ofNullable(probe.getHttpGet().getScheme()).orElse("HTTP").toLowerCase();
+                HttpResponse<Void> response = http.send(HttpRequest.newBuilder(URI.create(scheme + "://" + ip + ":"
+                                + port(container, probe.getHttpGet().getPort()) + path))
+                        .timeout(Duration.ofMillis(timeoutMs)).GET().build(), HttpResponse.BodyHandlers.discarding());
+                return response.statusCode() >= 200 && response.statusCode() < 400;
+            }
+            if (probe.getExec() != null && net != null) {
+                List<String> command = new ArrayList<>(PodNetwork.inNetns(net));
+                command.addAll(probe.getExec().getCommand());
+                Process p = new ProcessBuilder(command).redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                if (!p.waitFor(timeoutMs, TimeUnit.MILLISECONDS)) {
+                    p.destroyForcibly();
+                    return false;
+                }
+                return p.exitValue() == 0;
+            }
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static int port(Container container, IntOrString port) {
+        if (port.getIntVal() != null) {
+            return port.getIntVal();
+        }
+        return container.getPorts().stream().filter(p -> port.getStrVal().equals(p.getName()))
+                .map(ContainerPort::getContainerPort).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no container port named " + port.getStrVal()));
+    }
+
+    private static int orDefault(Integer value, int fallback) {
+        return value == null ? fallback : value;
+    }
+
+    // ---- environment --------------------------------------------------------------------------
+
+    private Map<String, String> environment(Pod pod, Container container, String podIp) {
+        Map<String, String> env = new LinkedHashMap<>();
+        String ns = pod.getMetadata().getNamespace();
+        if (container.getEnvFrom() != null) {
+            for (EnvFromSource from : container.getEnvFrom()) {
+                String prefix = Optional.ofNullable(from.getPrefix()).orElse("");
+                if (from.getConfigMapRef() != null) {
+                    ConfigMap cm = client.configMaps().inNamespace(ns).withName(from.getConfigMapRef().getName()).get();
+                    if (cm == null && !Boolean.TRUE.equals(from.getConfigMapRef().getOptional())) {
+                        throw new IllegalStateException("configmap \"" + from.getConfigMapRef().getName() + "\" not found");
+                    }
+                    if (cm != null && cm.getData() != null) {
+                        cm.getData().forEach((k, v) -> env.put(prefix + k, v));
+                    }
+                }
+                if (from.getSecretRef() != null) {
+                    Secret secret = client.secrets().inNamespace(ns).withName(from.getSecretRef().getName()).get();
+                    if (secret == null && !Boolean.TRUE.equals(from.getSecretRef().getOptional())) {
+                        throw new IllegalStateException("secret \"" + from.getSecretRef().getName() + "\" not found");
+                    }
+                    if (secret != null) {
+                        secretData(secret).forEach((k, v) -> env.put(prefix + k, v));
+                    }
+                }
+            }
+        }
+        if (container.getEnv() != null) {
+            for (EnvVar var : container.getEnv()) {
+                String value = value(pod, var, podIp, env);
+                if (value != null) {
+                    env.put(var.getName(), value);
+                }
+            }
+        }
+        return env;
+    }
+
+    private String value(Pod pod, EnvVar var, String podIp, Map<String, String> defined) {
+        if (var.getValueFrom() == null) {
+            return var.getValue() == null ? "" : expand(var.getValue(), defined);
+        }
+        var from = var.getValueFrom();
+        String ns = pod.getMetadata().getNamespace();
+        if (from.getFieldRef() != null) {
+            String path = from.getFieldRef().getFieldPath();
+            return switch (path) {
+                case "metadata.name" -> pod.getMetadata().getName();
+                case "metadata.namespace" -> ns;
+                case "metadata.uid" -> pod.getMetadata().getUid();
+                case "spec.nodeName" -> pod.getSpec().getNodeName();
+                case "spec.serviceAccountName" -> pod.getSpec().getServiceAccountName();
+                case "status.podIP" -> podIp;
+                case "status.hostIP" -> hostIps.get(pod.getSpec().getNodeName());
+                default -> mapField(pod, path);
+            };
+        }
+        if (from.getConfigMapKeyRef() != null) {
+            var ref = from.getConfigMapKeyRef();
+            ConfigMap cm = client.configMaps().inNamespace(ns).withName(ref.getName()).get();
+            String value = cm == null || cm.getData() == null ? null : cm.getData().get(ref.getKey());
+            if (value == null && !Boolean.TRUE.equals(ref.getOptional())) {
+                throw new IllegalStateException("configmap \"" + ref.getName() + "\" has no key \"" + ref.getKey() + "\"");
+            }
+            return value;
+        }
+        if (from.getSecretKeyRef() != null) {
+            var ref = from.getSecretKeyRef();
+            Secret secret = client.secrets().inNamespace(ns).withName(ref.getName()).get();
+            String value = secret == null ? null : secretData(secret).get(ref.getKey());
+            if (value == null && !Boolean.TRUE.equals(ref.getOptional())) {
+                throw new IllegalStateException("secret \"" + ref.getName() + "\" has no key \"" + ref.getKey() + "\"");
+            }
+            return value;
+        }
+        return "";
+    }
+
+    private static String mapField(Pod pod, String path) {
+        Matcher m = Pattern.compile("metadata\\.(labels|annotations)\\['(.*)'\\]").matcher(path);
+        if (!m.matches()) {
+            throw new IllegalStateException("fieldRef " + path + " is not supported by the process kubelet");
+        }
+        Map<String, String> map = m.group(1).equals("labels") ? pod.getMetadata().getLabels()
+                : pod.getMetadata().getAnnotations();
+        return map == null ? "" : map.getOrDefault(m.group(2), "");
+    }
+
+    private static Map<String, String> secretData(Secret secret) {
+        Map<String, String> data = new HashMap<>();
+        if (secret.getData() != null) {
+            secret.getData().forEach((k, v) -> data.put(k, new String(Base64.getDecoder().decode(v), StandardCharsets.UTF_8)));
+        }
+        if (secret.getStringData() != null) {
+            data.putAll(secret.getStringData());
+        }
+        return data;
+    }
+
+    /** Kubernetes' $(VAR) expansion: defined variables are substituted, $$ escapes, others stay. */
+    static String expand(String value, Map<String, String> env) {
+        Matcher m = VAR_REF.matcher(value);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            String replacement = m.group(1) == null ? "$" : env.getOrDefault(m.group(1), m.group());
+            m.appendReplacement(out, Matcher.quoteReplacement(replacement));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    // ---- status -------------------------------------------------------------------------------
+
+    private void postStatus(RunningPod rp) {
+        Pod pod = rp.pod;
+        String now = now();
+        boolean allReady = rp.containers.stream().allMatch(c -> c.ready && c.running());
+        boolean anyStarted = rp.containers.stream().anyMatch(c -> c.startedAt != null);
+        String phase = rp.finalPhase != null ? rp.finalPhase : anyStarted ? "Running" : "Pending";
+        String hostIp = hostIps.get(pod.getSpec().getNodeName());
+        PodStatusBuilder status = new PodStatusBuilder()
+                .withPhase(phase)
+                .withHostIP(hostIp).addNewHostIP(hostIp)
+                .withStartTime(rp.startTime)
+                .withQosClass("BestEffort")
+                .withConditions(
+                        condition("PodReadyToStartContainers", rp.net != null, now),
+                        condition("Initialized", true, now),
+                        condition("ContainersReady", allReady, now),
+                        condition("Ready", allReady, now),
+                        condition("PodScheduled", true, now))
+                .withContainerStatuses(rp.containers.stream().map(this::containerStatus).toList());
+        if (rp.net != null) {
+            status.withPodIP(rp.net.ip()).addNewPodIP(rp.net.ip());
+        }
+        PodStatus built = status.build();
+        try {
+            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+                    .subresource("status")
+                    .patch(PatchContext.of(PatchType.STRATEGIC_MERGE), new PodBuilder().withStatus(built).build());
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 404) {
+                System.err.printf("process-kubelet: status of %s not posted: %s%n", pod.getMetadata().getName(), e);
+            }
+        }
+    }
+
+    private ContainerStatus containerStatus(ContainerRun c) {
+        ContainerState state;
+        if (c.running()) {
+            state = new ContainerStateBuilder().withNewRunning().withStartedAt(c.startedAt).endRunning().build();
+        } else if (c.finished) {
+            state = terminated(c);
+        } else {
+            state = new ContainerStateBuilder().withNewWaiting()
+                    .withReason(Optional.ofNullable(c.waitingReason).orElse("ContainerCreating"))
+                    .withMessage(c.waitingMessage).endWaiting().build();
+        }
+        ContainerStatusBuilder status = new ContainerStatusBuilder()
+                .withName(c.name()).withImage(c.spec.getImage()).withImageID("process://" + c.spec.getImage())
+                .withReady(c.ready && c.running()).withStarted(c.running()).withRestartCount(c.restartCount)
+                .withState(state);
+        if (c.running()) {
+            status.withContainerID("process://" + c.process.pid());
+        }
+        if (c.lastExitCode != null && !c.finished) {
+            status.withLastState(terminated(c));
+        }
+        return status.build();
+    }
+
+    private static ContainerState terminated(ContainerRun c) {
+        return new ContainerStateBuilder().withNewTerminated().withExitCode(c.lastExitCode)
+                .withReason(c.lastExitCode == 0 ? "Completed" : "Error")
+                .withStartedAt(c.lastStartedAt).withFinishedAt(c.lastFinishedAt).endTerminated().build();
+    }
+
+    private static PodCondition condition(String type, boolean value, String now) {
+        return new PodConditionBuilder().withType(type).withStatus(value ? "True" : "False")
+                .withLastTransitionTime(now).build();
+    }
+
+    private void event(Pod pod, String type, String reason, String message) {
+        String now = now();
+        try {
+            client.v1().events().inNamespace(pod.getMetadata().getNamespace()).resource(new EventBuilder()
+                    .withNewMetadata().withGenerateName(pod.getMetadata().getName() + ".").endMetadata()
+                    .withNewInvolvedObject().withKind("Pod").withApiVersion("v1")
+                    .withNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+                    .withUid(pod.getMetadata().getUid()).endInvolvedObject()
+                    .withType(type).withReason(reason).withMessage(message)
+                    .withFirstTimestamp(now).withLastTimestamp(now).withCount(1)
+                    .withNewSource().withComponent("process-kubelet").withHost(pod.getSpec().getNodeName()).endSource()
+                    .build()).create();
+        } catch (KubernetesClientException e) {
+            System.err.printf("process-kubelet: event for %s not recorded: %s%n", pod.getMetadata().getName(), e);
+        }
+    }
+
+    private String now() {
+        return Instant.ofEpochMilli(clock.millis()).toString().replaceAll("\\.\\d+Z$", "Z");
+    }
+}
