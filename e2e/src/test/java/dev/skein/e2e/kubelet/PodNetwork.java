@@ -46,7 +46,8 @@ final class PodNetwork {
         run(true, "ip", "-n", netns, "addr", "add", ip + "/" + PREFIX_LENGTH, "dev", "eth0");
         run(true, "ip", "-n", netns, "link", "set", "lo", "up");
         run(true, "ip", "-n", netns, "link", "set", "eth0", "up");
-        run(true, "ip", "-n", netns, "route", "add", "default", "via", GATEWAY);
+        // No default route: a pod reaches the bridge's subnet (other pods, the host at GATEWAY) and
+        // nothing else; anything else fails at once instead of leaving the machine.
         return new Attachment(netns, hostVeth, ip);
     }
 

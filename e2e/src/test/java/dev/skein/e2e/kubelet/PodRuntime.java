@@ -62,9 +62,10 @@ import java.util.regex.Pattern;
  * {@code configMapKeyRef}, {@code secretKeyRef}, {@code envFrom}; readiness and liveness probes
  * (httpGet, tcpSocket, exec); graceful deletion (SIGTERM to the process group, SIGKILL after the
  * grace period, then the final delete); restartPolicy with exponential back-off (1 s doubling, at
- * most 20 s). An image the {@link ImageRegistry} does not know leaves the container waiting with
- * reason ErrImagePull and a Warning event. Not yet: volumes (configMap, secret, emptyDir, PVC bind
- * mounts in a private mount namespace), /etc/hosts for DNS names, init containers.
+ * most 20 s); volumes ({@link PodVolumes}) bind-mounted into a private mount namespace whose root
+ * is an overlay of the host's; cluster DNS names through /etc/hosts ({@link HostsFile}). An image
+ * the {@link ImageRegistry} does not know leaves the container waiting with reason ErrImagePull and
+ * a Warning event. Not yet: init containers, startup probes, configMap/secret volume updates.
  *
  * <p>Every method runs on the kubelet loop thread; process exits and probe results are handed back
  * to it.
@@ -79,12 +80,16 @@ final class PodRuntime {
     private final ImageRegistry images;
     private final PodNetwork network;
     private final Path logDir;
+    private final Path rootDir;
+    private final Path resolvConf;
+    private String clusterHosts = "127.0.0.1\tlocalhost\n";
+    private final PodVolumes volumes;
     private final Clock clock;
     private final ScheduledExecutorService loop;
     private final ExecutorService probes;
     private final Map<String, String> hostIps;
     private final Map<String, RunningPod> pods = new LinkedHashMap<>();
-    private final Set<String> deadNodes = new java.util.HashSet<>();
+    private final Set<String> deadNodes;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
     /** A pod this kubelet runs. */
@@ -92,17 +97,23 @@ final class PodRuntime {
         Pod pod;
         final List<ContainerRun> containers = new ArrayList<>();
         PodNetwork.Attachment net;
+        Map<String, Path> volumes;
         String startTime;
         boolean terminating;
         String finalPhase;
     }
 
-    PodRuntime(KubernetesClient client, ImageRegistry images, PodNetwork network, Path logDir, Clock clock,
-               ScheduledExecutorService loop, ExecutorService probes, Map<String, String> hostIps) {
+    PodRuntime(KubernetesClient client, ImageRegistry images, PodNetwork network, Path logDir, Path rootDir,
+               Path resolvConf, Clock clock, ScheduledExecutorService loop, ExecutorService probes,
+               Map<String, String> hostIps, Set<String> deadNodes) {
+        this.deadNodes = deadNodes;
         this.client = client;
         this.images = images;
         this.network = network;
         this.logDir = logDir;
+        this.rootDir = rootDir;
+        this.resolvConf = resolvConf;
+        this.volumes = new PodVolumes(client);
         this.clock = clock;
         this.loop = loop;
         this.probes = probes;
@@ -150,9 +161,11 @@ final class PodRuntime {
 
     // ---- faults -------------------------------------------------------------------------------
 
-    /** The node's kubelet dies: its pods' processes are killed, their network cut, no status is posted. */
+    /**
+     * The node's kubelet dies (the caller has marked it dead): its pods' processes are killed, their
+     * network cut, no status is posted.
+     */
     void killNode(String node) {
-        deadNodes.add(node);
         for (RunningPod rp : podsOn(node)) {
             rp.containers.forEach(c -> {
                 signal(c, "KILL");
@@ -164,9 +177,11 @@ final class PodRuntime {
         }
     }
 
-    /** The node's kubelet starts again: it drops its old pods and syncs the ones the API still binds to it. */
+    /**
+     * The node's kubelet starts again (the caller has marked it alive): it drops its old pods and
+     * syncs the ones the API still binds to it.
+     */
     void reviveNode(String node) {
-        deadNodes.remove(node);
         for (RunningPod rp : podsOn(node)) {
             pods.remove(rp.pod.getMetadata().getUid());
             releaseNetwork(rp);
@@ -216,9 +231,46 @@ final class PodRuntime {
         }
         if (imagesKnown) {
             rp.net = network.attach();
-            rp.containers.forEach(c -> launch(rp, c));
+            prepareAndLaunch(rp);
         }
         postStatus(rp);
+    }
+
+    /** Sets up the volumes, then starts the containers; retries every second while a volume is not ready. */
+    private void prepareAndLaunch(RunningPod rp) {
+        if (pods.get(rp.pod.getMetadata().getUid()) != rp || rp.terminating
+                || deadNodes.contains(rp.pod.getSpec().getNodeName())) {
+            return;
+        }
+        try {
+            rp.volumes = volumes.materialize(rp.pod, podDir(rp.pod), rp.net.ip());
+        } catch (PodVolumes.NotReady | KubernetesClientException e) {
+            rp.containers.forEach(c -> {
+                c.waitingReason = "ContainerCreating";
+                c.waitingMessage = e.getMessage();
+            });
+            loop.schedule(() -> {
+                prepareAndLaunch(rp);
+                postStatus(rp);
+            }, 1, TimeUnit.SECONDS);
+            return;
+        }
+        writePodHosts(rp);
+        rp.containers.forEach(c -> launch(rp, c));
+    }
+
+    /** New cluster names: every running pod's /etc/hosts is rewritten. */
+    void updateHosts(String content) {
+        clusterHosts = content;
+        pods.values().stream().filter(rp -> rp.net != null && rp.volumes != null).forEach(this::writePodHosts);
+    }
+
+    private void writePodHosts(RunningPod rp) {
+        HostsFile.writeInPlace(podDir(rp.pod).resolve("etc-hosts"), HostsFile.forPod(clusterHosts, rp.pod, rp.net.ip()));
+    }
+
+    private Path podDir(Pod pod) {
+        return rootDir.resolve("pods").resolve(pod.getMetadata().getUid());
     }
 
     private void launch(RunningPod rp, ContainerRun c) {
@@ -232,12 +284,16 @@ final class PodRuntime {
             loop.schedule(() -> relaunch(rp, c, c.generation), 2, TimeUnit.SECONDS);
             return;
         }
+        Path log = logFile(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), c.name());
+        Path workspace = podDir(pod).resolve("rootfs").resolve(c.name());
         List<String> command = new ArrayList<>(List.of("setsid"));
         command.addAll(PodNetwork.inNetns(rp.net));
+        command.addAll(List.of("unshare", "--mount", "--uts", "--propagation", "private",
+                "/bin/sh", "-c", containerInit(rp, c, workspace), "container-init"));
         images.commandLine(c.spec).orElseThrow().forEach(arg -> command.add(expand(arg, env)));
-        Path log = logFile(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), c.name());
         try {
             Files.createDirectories(log.getParent());
+            Files.createDirectories(workspace);
             ProcessBuilder pb = new ProcessBuilder(command)
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
@@ -246,11 +302,7 @@ final class PodRuntime {
             processEnv.keySet().retainAll(HOST_ENV_KEPT);
             processEnv.put("HOSTNAME", pod.getMetadata().getName());
             processEnv.putAll(env);
-            if (c.spec.getWorkingDir() != null) {
-                pb.directory(new File(c.spec.getWorkingDir()));
-            } else {
-                pb.directory(log.getParent().toFile());
-            }
+            pb.directory(workspace.toFile());
             Process process = pb.start();
             c.process = process;
             c.generation++;
@@ -268,6 +320,64 @@ final class PodRuntime {
             c.waitingReason = "RunContainerError";
             c.waitingMessage = e.getMessage();
         }
+    }
+
+    /**
+     * The shell script that gives a container its view of the files, run as root in the pod's
+     * network namespace and a fresh mount and UTS namespace: an overlay of the host's root with a
+     * tmpfs upper layer (so writes stay private and vanish with the container), /dev, /proc, /sys,
+     * the pod's hosts file as /etc/hosts, a resolv.conf whose only nameserver is the pod's own
+     * loopback (no DNS server: names come from /etc/hosts, others fail at once), each volumeMount bind-mounted (read-only if asked), the
+     * pod's hostname; then chroot into it and exec the command. The mounts live only as long as the
+     * namespace's processes, so nothing is left mounted when the container exits.
+     */
+    private String containerInit(RunningPod rp, ContainerRun c, Path workspace) {
+        StringBuilder script = new StringBuilder("set -e\n");
+        script.append("W=").append(quote(workspace.toString())).append("\n");
+        script.append("""
+                mount -t tmpfs -o mode=755 tmpfs "$W"
+                mkdir "$W/upper" "$W/work" "$W/root"
+                mount -t overlay overlay -o lowerdir=/,upperdir="$W/upper",workdir="$W/work" "$W/root"
+                R="$W/root"
+                mount --rbind /dev "$R/dev"
+                mount -t proc proc "$R/proc"
+                mount --rbind /sys "$R/sys"
+                """);
+        script.append("mount --bind ").append(quote(podDir(rp.pod).resolve("etc-hosts").toString()))
+                .append(" \"$R/etc/hosts\"\n");
+        script.append("mount --bind ").append(quote(resolvConf.toString())).append(" \"$R/etc/resolv.conf\"\n");
+        if (c.spec.getVolumeMounts() != null) {
+            for (var mount : c.spec.getVolumeMounts()) {
+                Path source = rp.volumes.get(mount.getName());
+                if (source == null) {
+                    throw new IllegalStateException("volumeMount " + mount.getName() + " names no volume of the pod");
+                }
+                if (mount.getSubPath() != null && !mount.getSubPath().isEmpty()) {
+                    source = source.resolve(mount.getSubPath());
+                }
+                script.append("S=").append(quote(source.toString())).append("; T=\"$R\"")
+                        .append(quote(mount.getMountPath())).append("\n");
+                script.append("""
+                        if [ -d "$S" ] || [ ! -e "$S" ]; then mkdir -p "$S" "$T"; else mkdir -p "$(dirname "$T")"; touch "$T"; fi
+                        mount --bind "$S" "$T"
+                        """);
+                if (Boolean.TRUE.equals(mount.getReadOnly())) {
+                    script.append("mount -o remount,bind,ro \"$T\"\n");
+                }
+            }
+        }
+        String hostname = rp.pod.getSpec().getHostname() != null ? rp.pod.getSpec().getHostname()
+                : rp.pod.getMetadata().getName();
+        script.append("hostname ").append(quote(hostname)).append("\n");
+        String workingDir = c.spec.getWorkingDir() != null ? c.spec.getWorkingDir() : "/";
+        script.append("exec chroot \"$R\" /bin/sh -c 'cd \"$1\" || exit 1; shift; exec \"$@\"' chroot-init ")
+                .append(quote(workingDir)).append(" \"$@\"\n");
+        return script.toString();
+    }
+
+    /** Single-quotes a string for /bin/sh. */
+    static String quote(String value) {
+        return "'" + value.replace("'", "'\\''") + "'";
     }
 
     private void relaunch(RunningPod rp, ContainerRun c, int generation) {
@@ -351,10 +461,23 @@ final class PodRuntime {
         }
     }
 
+    /** Releases the pod's network namespace and deletes its directory (volumes, root workspaces). */
     private void releaseNetwork(RunningPod rp) {
         if (rp.net != null) {
             network.detach(rp.net);
             rp.net = null;
+        }
+        deleteTree(podDir(rp.pod));
+    }
+
+    private static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException e) {
+            System.err.printf("process-kubelet: could not delete %s: %s%n", dir, e);
         }
     }
 

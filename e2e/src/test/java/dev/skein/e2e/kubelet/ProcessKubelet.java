@@ -1,6 +1,10 @@
 package dev.skein.e2e.kubelet;
 
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -14,6 +18,9 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Consumer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +54,15 @@ public final class ProcessKubelet implements AutoCloseable {
     private final Map<String, NodeAgent> nodes = new LinkedHashMap<>();
     private final ImageRegistry images;
     private final Path logDir;
+    private final Path rootDir;
     private final PodNetwork network = new PodNetwork();
+    private final Set<String> deadNodes = new HashSet<>();
+    private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+    private HostsFile hosts;
+    private LocalPathProvisioner provisioner;
+    private SharedIndexInformer<Service> services;
+    private SharedIndexInformer<EndpointSlice> slices;
+    private boolean hostsDirty;
     private ScheduledExecutorService loop;
     private ExecutorService probes;
     private PodRuntime runtime;
@@ -58,7 +73,8 @@ public final class ProcessKubelet implements AutoCloseable {
         this.client = builder.client;
         this.clock = builder.clock;
         this.images = builder.images;
-        this.logDir = builder.logDir;
+        this.logDir = builder.logDir.toAbsolutePath();
+        this.rootDir = builder.rootDir.toAbsolutePath();
         for (int i = 1; i <= builder.nodeCount; i++) {
             String name = builder.namePrefix + i;
             String zone = "zone-" + (char) ('a' + (i - 1) % builder.zoneCount);
@@ -84,36 +100,95 @@ public final class ProcessKubelet implements AutoCloseable {
         });
         Map<String, String> hostIps = new LinkedHashMap<>();
         nodes.values().forEach(node -> hostIps.put(node.name(), node.address()));
-        runtime = new PodRuntime(client, images, network, logDir, clock, loop, probes, hostIps);
+        hosts = new HostsFile(rootDir.resolve("hosts"));
+        runtime = new PodRuntime(client, images, network, logDir, rootDir, rootDir.resolve("resolv.conf"), clock, loop,
+                probes, hostIps, deadNodes);
+        provisioner = new LocalPathProvisioner(client, rootDir, hostIps.keySet(), deadNodes);
         shutdownHook = new Thread(this::close, "process-kubelet-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         call(() -> {
             // Whatever a killed earlier run left behind goes first.
             PodNetwork.reapAll();
             network.ensureBridge();
+            runtime.updateHosts(hosts.writeInitial());
+            HostsFile.writeInPlace(rootDir.resolve("resolv.conf"),
+                    "# No DNS server: cluster names are in /etc/hosts.\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+            provisioner.installStorageClass();
             long now = clock.millis();
             nodes.values().forEach(node -> node.register(now));
             return null;
         });
-        informer = client.pods().inAnyNamespace().inform(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Pod pod) {
-                loop.execute(() -> runtime.sync(pod));
-            }
-
-            @Override
-            public void onUpdate(Pod oldPod, Pod pod) {
-                loop.execute(() -> runtime.sync(pod));
-            }
-
-            @Override
-            public void onDelete(Pod pod, boolean finalStateUnknown) {
-                loop.execute(() -> runtime.forget(pod));
-            }
-        }, 30_000);
+        services = inform(client.services().inAnyNamespace().inform(handler(s -> markHostsDirty(), s -> markHostsDirty()), 0));
+        slices = inform(client.discovery().v1().endpointSlices().inAnyNamespace()
+                .inform(handler(s -> markHostsDirty(), s -> markHostsDirty()), 0));
+        inform(client.persistentVolumeClaims().inAnyNamespace().inform(handler(provisioner::onClaim, c -> { }), 30_000));
+        inform(client.persistentVolumes().inform(handler(provisioner::onVolume, v -> { }), 30_000));
+        informer = inform(client.pods().inAnyNamespace().inform(handler(pod -> {
+            runtime.sync(pod);
+            markHostsDirty();
+        }, pod -> {
+            runtime.forget(pod);
+            markHostsDirty();
+        }), 30_000));
         loop.scheduleWithFixedDelay(this::heartbeat, HEARTBEAT_INTERVAL.toMillis(), HEARTBEAT_INTERVAL.toMillis(),
                 TimeUnit.MILLISECONDS);
         return this;
+    }
+
+    private <T> SharedIndexInformer<T> inform(SharedIndexInformer<T> informer) {
+        informers.add(informer);
+        return informer;
+    }
+
+    /** An informer handler that hands every event to the loop thread. */
+    private <T> ResourceEventHandler<T> handler(Consumer<T> onChange, Consumer<T> onDelete) {
+        return new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(T object) {
+                onLoop(() -> onChange.accept(object));
+            }
+
+            @Override
+            public void onUpdate(T oldObject, T object) {
+                onLoop(() -> onChange.accept(object));
+            }
+
+            @Override
+            public void onDelete(T object, boolean finalStateUnknown) {
+                onLoop(() -> onDelete.accept(object));
+            }
+        };
+    }
+
+    private void onLoop(Runnable work) {
+        ScheduledExecutorService current = loop;
+        if (current == null || current.isShutdown()) {
+            return;
+        }
+        current.execute(() -> {
+            try {
+                work.run();
+            } catch (RuntimeException e) {
+                System.err.printf("process-kubelet: %s%n", e);
+            }
+        });
+    }
+
+    /** Rewrites the hosts file soon, once for a burst of changes. */
+    private void markHostsDirty() {
+        if (hostsDirty) {
+            return;
+        }
+        hostsDirty = true;
+        loop.schedule(() -> {
+            hostsDirty = false;
+            if (informer != null && services != null && slices != null) {
+                String content = hosts.update(informer.getStore(), services.getStore(), slices.getStore());
+                if (content != null) {
+                    runtime.updateHosts(content);
+                }
+            }
+        }, 100, TimeUnit.MILLISECONDS);
     }
 
     private void heartbeat() {
@@ -146,6 +221,7 @@ public final class ProcessKubelet implements AutoCloseable {
         NodeAgent agent = agent(node);
         call(() -> {
             agent.lose();
+            deadNodes.add(node);
             runtime.killNode(node);
             return null;
         });
@@ -160,6 +236,7 @@ public final class ProcessKubelet implements AutoCloseable {
         call(() -> {
             if (!agent.heartbeating()) {
                 agent.restore(clock.millis());
+                deadNodes.remove(node);
                 runtime.reviveNode(node);
             }
             return null;
@@ -212,9 +289,7 @@ public final class ProcessKubelet implements AutoCloseable {
             return;
         }
         try {
-            if (informer != null) {
-                informer.close();
-            }
+            informers.forEach(SharedIndexInformer::close);
             call(() -> {
                 runtime.shutdown();
                 PodNetwork.reapAll();
@@ -250,6 +325,7 @@ public final class ProcessKubelet implements AutoCloseable {
         private String kubeletVersion = "v0.0.0-process-kubelet";
         private ImageRegistry images = ImageRegistry.withDefaults();
         private Path logDir = Path.of(System.getProperty("skein.e2e.podLogs", "target/e2e-pod-logs"));
+        private Path rootDir = Path.of(System.getProperty("skein.e2e.kubeletDir", "target/e2e-kubelet"));
 
         private Builder(KubernetesClient client) {
             this.client = client;
@@ -294,6 +370,12 @@ public final class ProcessKubelet implements AutoCloseable {
         /** Where pod logs go: {@code <dir>/<namespace>_<pod>/<container>.log}. */
         public Builder logDir(Path dir) {
             this.logDir = dir;
+            return this;
+        }
+
+        /** The kubelet's own files: pod volumes and root workspaces, per-node PV data, the hosts file. */
+        public Builder rootDir(Path dir) {
+            this.rootDir = dir;
             return this;
         }
 
