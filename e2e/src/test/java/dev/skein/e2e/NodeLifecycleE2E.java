@@ -1,5 +1,6 @@
 package dev.skein.e2e;
 
+import dev.skein.e2e.kubelet.ImageRegistry;
 import dev.skein.e2e.kubelet.ProcessKubelet;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
@@ -14,6 +15,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -38,7 +41,10 @@ class NodeLifecycleE2E {
     static void startKubelet(KubernetesClient client) {
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata()
                 .build()).serverSideApply();
-        kubelet = ProcessKubelet.builder(client).namePrefix("lifecycle-node-").nodes(3).build().start();
+        kubelet = ProcessKubelet.builder(client).namePrefix("lifecycle-node-").nodes(3)
+                .images(ImageRegistry.withDefaults()
+                        .register("skein-e2e/http-server", List.of("/usr/bin/python3", "-m", "http.server")))
+                .build().start();
         await().atMost(PATIENCE).untilAsserted(() -> {
             for (String node : kubelet.nodeNames()) {
                 assertThat(condition(client.nodes().withName(node).get(), "Ready")).isEqualTo("True");
@@ -135,5 +141,39 @@ class NodeLifecycleE2E {
         kubelet.restoreNode(node);
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(condition(client.nodes().withName(node).get(),
                 "Ready")).isEqualTo("True"));
+    }
+
+    @Test
+    void partitionedNodeStaysReadyButItsPodsAreCutOffUntilHealed(KubernetesClient client) {
+        client.pods().resource(new PodBuilder()
+                .withNewMetadata().withName("server").withNamespace(NAMESPACE).endMetadata()
+                .withNewSpec().addNewContainer().withName("main").withImage("skein-e2e/http-server").withArgs("8080")
+                .withNewReadinessProbe().withNewTcpSocket().withNewPort(8080).endTcpSocket().withPeriodSeconds(1)
+                .endReadinessProbe().endContainer().endSpec().build()).create();
+        Pod server = await().atMost(PATIENCE).until(() -> client.pods().inNamespace(NAMESPACE).withName("server").get(),
+                p -> p.getStatus() != null && p.getStatus().getConditions() != null && p.getStatus().getConditions()
+                        .stream().anyMatch(c -> c.getType().equals("Ready") && c.getStatus().equals("True")));
+        String ip = server.getStatus().getPodIP();
+        String node = server.getSpec().getNodeName();
+        assertThat(reachable(ip, 8080)).isTrue();
+
+        kubelet.partitionNode(node);
+
+        assertThat(reachable(ip, 8080)).isFalse();
+        await().during(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                assertThat(condition(client.nodes().withName(node).get(), "Ready")).isEqualTo("True"));
+
+        kubelet.healNode(node);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> reachable(ip, 8080));
+    }
+
+    private static boolean reachable(String ip, int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(ip, port), 1000);
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
+        }
     }
 }

@@ -114,11 +114,10 @@ final class NodeAgent {
         heartbeating = false;
     }
 
-    /** The node comes back: heartbeats resume and Ready is posted at once. */
+    /** The node comes back: registered again if its Node was deleted, Ready posted at once, heartbeats resume. */
     void restore(long nowMs) {
         heartbeating = true;
-        postStatus(nowMs);
-        renewLease(nowMs);
+        register(nowMs);
     }
 
     /** Deletes the Node (its Lease goes with it through the owner reference). */

@@ -90,6 +90,7 @@ final class PodRuntime {
     private final Map<String, String> hostIps;
     private final Map<String, RunningPod> pods = new LinkedHashMap<>();
     private final Set<String> deadNodes;
+    private final Set<String> partitionedNodes = new java.util.HashSet<>();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
     /** A pod this kubelet runs. */
@@ -189,6 +190,19 @@ final class PodRuntime {
         client.pods().inAnyNamespace().withField("spec.nodeName", node).list().getItems().forEach(this::sync);
     }
 
+    /**
+     * Cuts (or heals) the network of the node's pods: their links to the bridge go down, so nothing
+     * reaches them and they reach nothing, while the node keeps heartbeating and reporting them.
+     */
+    void partition(String node, boolean cut) {
+        if (cut) {
+            partitionedNodes.add(node);
+        } else {
+            partitionedNodes.remove(node);
+        }
+        podsOn(node).stream().filter(rp -> rp.net != null).forEach(rp -> network.setLinkUp(rp.net, !cut));
+    }
+
     /** Stops every pod process and releases every network namespace (kubelet shutdown). */
     void shutdown() {
         for (RunningPod rp : pods.values()) {
@@ -231,6 +245,9 @@ final class PodRuntime {
         }
         if (imagesKnown) {
             rp.net = network.attach();
+            if (partitionedNodes.contains(pod.getSpec().getNodeName())) {
+                network.setLinkUp(rp.net, false);
+            }
             prepareAndLaunch(rp);
         }
         postStatus(rp);

@@ -243,6 +243,42 @@ public final class ProcessKubelet implements AutoCloseable {
         });
     }
 
+    /**
+     * Fault: the node's pods are cut off the network (from each other, from the test JVM, from
+     * everything), while the node stays Ready and keeps reporting them. Combine with
+     * {@link #loseNode} for a node cut off from the control plane too.
+     */
+    public void partitionNode(String node) {
+        agent(node);
+        call(() -> {
+            runtime.partition(node, true);
+            return null;
+        });
+    }
+
+    /** Heals {@link #partitionNode}. */
+    public void healNode(String node) {
+        agent(node);
+        call(() -> {
+            runtime.partition(node, false);
+            return null;
+        });
+    }
+
+    /**
+     * Fault: the node is lost ({@link #loseNode}) and its Node object deleted, as when a cloud
+     * machine is removed. The pod garbage collector then deletes its pods (after its quarantine of
+     * about 40 s); {@link #restoreNode} registers the node again.
+     */
+    public void deleteNode(String node) {
+        loseNode(node);
+        NodeAgent agent = agent(node);
+        call(() -> {
+            agent.delete();
+            return null;
+        });
+    }
+
     /** The file holding a container's stdout and stderr (all its restarts). */
     public Path logFile(String namespace, String pod, String container) {
         return runtime.logFile(namespace, pod, container);
