@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.ProbeBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -189,5 +190,28 @@ class PodProcessE2E {
             assertThat(pod.getStatus().getConditions()).filteredOn(c -> c.getType().equals("Ready"))
                     .extracting(PodCondition::getStatus).containsExactly("False");
         });
+    }
+
+    @Test
+    void inClusterClientReachesTheApiServerWithItsServiceAccountToken(KubernetesClient client) {
+        client.rbac().roleBindings().resource(new RoleBindingBuilder()
+                .withNewMetadata().withName("default-view").withNamespace(NAMESPACE).endMetadata()
+                .withNewRoleRef().withApiGroup("rbac.authorization.k8s.io").withKind("ClusterRole").withName("view")
+                .endRoleRef()
+                .addNewSubject().withKind("ServiceAccount").withName("default").withNamespace(NAMESPACE).endSubject()
+                .build()).create();
+
+        client.pods().resource(pod("in-cluster", "skein-e2e/shell",
+                "T=/var/run/secrets/kubernetes.io/serviceaccount; "
+                        + "curl -sS --cacert $T/ca.crt -H \"Authorization: Bearer $(cat $T/token)\" -o /dev/null"
+                        + " -w 'HTTP %{http_code}\\n' https://kubernetes.default.svc/api/v1/namespaces/$(cat $T/namespace)/pods; "
+                        + "curl -sS --cacert $T/ca.crt -H \"Authorization: Bearer $(cat $T/token)\" -o /dev/null"
+                        + " -w 'HTTP %{http_code}\\n' https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/api/v1/nodes; "
+                        + "exec sleep infinity").build()).create();
+
+        // Reading pods of its namespace is allowed (view), listing nodes is not: authenticated as
+        // the ServiceAccount, authorized by RBAC.
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(kubelet.log(NAMESPACE, "in-cluster", "main"))
+                .contains("HTTP 200\nHTTP 403"));
     }
 }

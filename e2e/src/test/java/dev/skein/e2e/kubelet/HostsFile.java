@@ -109,7 +109,9 @@ final class HostsFile {
             }
         }
         StringBuilder out = new StringBuilder("# Written by the skein e2e process kubelet: cluster DNS names.\n")
-                .append("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+                .append("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
+                .append(PodNetwork.GATEWAY).append("\tkubernetes.default.svc.").append(CLUSTER_DOMAIN)
+                .append(" kubernetes.default.svc kubernetes.default kubernetes\n");
         names.entrySet().stream().sorted(Map.Entry.comparingByKey(Comparator.naturalOrder()))
                 .forEach(e -> out.append(e.getKey()).append('\t').append(String.join(" ", e.getValue())).append('\n'));
         return out.toString();

@@ -318,6 +318,11 @@ final class PodRuntime {
             Map<String, String> processEnv = pb.environment();
             processEnv.keySet().retainAll(HOST_ENV_KEPT);
             processEnv.put("HOSTNAME", pod.getMetadata().getName());
+            // In-cluster clients find the API server through these (the forwarder on the bridge).
+            processEnv.put("KUBERNETES_SERVICE_HOST", PodNetwork.GATEWAY);
+            processEnv.put("KUBERNETES_SERVICE_PORT", Integer.toString(ApiServerForwarder.PORT));
+            processEnv.put("KUBERNETES_SERVICE_PORT_HTTPS", Integer.toString(ApiServerForwarder.PORT));
+            processEnv.put("KUBERNETES_PORT", "tcp://" + PodNetwork.GATEWAY + ":" + ApiServerForwarder.PORT);
             processEnv.putAll(env);
             pb.directory(workspace.toFile());
             Process process = pb.start();
@@ -372,8 +377,10 @@ final class PodRuntime {
                 if (mount.getSubPath() != null && !mount.getSubPath().isEmpty()) {
                     source = source.resolve(mount.getSubPath());
                 }
-                script.append("S=").append(quote(source.toString())).append("; T=\"$R\"")
-                        .append(quote(mount.getMountPath())).append("\n");
+                // The target is resolved inside the new root: an absolute symlink on the way (as
+                // /var/run -> /run) must lead into the root, not to the host's directory.
+                script.append("S=").append(quote(source.toString())).append("; T=\"$R$(chroot \"$R\" realpath -m ")
+                        .append(quote(mount.getMountPath())).append(")\"\n");
                 script.append("""
                         if [ -d "$S" ] || [ ! -e "$S" ]; then mkdir -p "$S" "$T"; else mkdir -p "$(dirname "$T")"; touch "$T"; fi
                         mount --bind "$S" "$T"

@@ -63,6 +63,7 @@ public final class ProcessKubelet implements AutoCloseable {
     private SharedIndexInformer<Service> services;
     private SharedIndexInformer<EndpointSlice> slices;
     private boolean hostsDirty;
+    private ApiServerForwarder forwarder;
     private ScheduledExecutorService loop;
     private ExecutorService probes;
     private PodRuntime runtime;
@@ -110,6 +111,11 @@ public final class ProcessKubelet implements AutoCloseable {
             // Whatever a killed earlier run left behind goes first.
             PodNetwork.reapAll();
             network.ensureBridge();
+            try {
+                forwarder = ApiServerForwarder.start(client.getConfiguration().getMasterUrl());
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot forward " + PodNetwork.GATEWAY + ":443 to the API server", e);
+            }
             runtime.updateHosts(hosts.writeInitial());
             HostsFile.writeInPlace(rootDir.resolve("resolv.conf"),
                     "# No DNS server: cluster names are in /etc/hosts.\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
@@ -328,6 +334,9 @@ public final class ProcessKubelet implements AutoCloseable {
             informers.forEach(SharedIndexInformer::close);
             call(() -> {
                 runtime.shutdown();
+                if (forwarder != null) {
+                    forwarder.close();
+                }
                 PodNetwork.reapAll();
                 try {
                     nodes.values().forEach(NodeAgent::delete);
