@@ -157,6 +157,10 @@ class StatefulSetE2E {
             assertThat(affinityNode(pv)).isEqualTo(pod.getSpec().getNodeName());
             assertThat(answer(pod.getStatus().getPodIP())).startsWith(pod.getMetadata().getName() + " ");
         }
+        // The test JVM resolves pod DNS names too (ClusterDnsResolverProvider), as a Kafka client
+        // following advertised listeners will.
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+                answer(NAME + "-2." + SERVICE + "." + NAMESPACE + ".svc.cluster.local")).startsWith(NAME + "-2 "));
     }
 
     @Test
