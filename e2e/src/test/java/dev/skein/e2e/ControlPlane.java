@@ -163,14 +163,14 @@ public final class ControlPlane implements AutoCloseable {
         return owned;
     }
 
-    /** The last {@code lines} lines of every log in {@link #logsDir()}, for a failure report. */
-    public String tailLogs(int lines) {
+    /** The last {@code lines} lines of every {@code *.log} file under {@code dir}, for a failure report. */
+    public static String tailLogs(Path dir, int lines) {
         StringBuilder out = new StringBuilder();
-        if (!Files.isDirectory(logsDir())) {
+        if (!Files.isDirectory(dir)) {
             return out.toString();
         }
-        try (Stream<Path> logs = Files.list(logsDir())) {
-            for (Path log : logs.sorted().toList()) {
+        try (Stream<Path> logs = Files.walk(dir)) {
+            for (Path log : logs.filter(p -> p.toString().endsWith(".log") && Files.isRegularFile(p)).sorted().toList()) {
                 List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
                 out.append("---- ").append(log).append(" (last ").append(Math.min(lines, all.size()))
                         .append(" of ").append(all.size()).append(" lines)\n");

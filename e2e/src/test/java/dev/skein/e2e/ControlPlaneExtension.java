@@ -1,6 +1,8 @@
 package dev.skein.e2e;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+
+import java.nio.file.Path;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
@@ -17,13 +19,15 @@ import org.junit.jupiter.api.extension.TestWatcher;
  *
  * <p>Test constructors, lifecycle and test methods may declare a {@link KubernetesClient}
  * (cluster-admin) or the {@link ControlPlane} itself as parameters. When a test fails, the tail of
- * every component log is printed, and the log directory named.
+ * every component log and of every pod log of the process kubelet is printed, and the directories
+ * named.
  */
 public final class ControlPlaneExtension implements BeforeAllCallback, ParameterResolver, TestWatcher {
 
     private static final ExtensionContext.Namespace NAMESPACE =
             ExtensionContext.Namespace.create(ControlPlaneExtension.class);
     private static final int LOG_TAIL_LINES = 40;
+    private static final int POD_LOG_TAIL_LINES = 15;
 
     /** The control plane of this test run, started on first use. */
     public static ControlPlane controlPlane(ExtensionContext context) {
@@ -53,7 +57,10 @@ public final class ControlPlaneExtension implements BeforeAllCallback, Parameter
         ControlPlane controlPlane = context.getRoot().getStore(NAMESPACE).get(ControlPlane.class, ControlPlane.class);
         if (controlPlane != null) {
             System.err.printf("%n==== %s failed; control plane logs in %s%n%s", context.getDisplayName(),
-                    controlPlane.logsDir(), controlPlane.tailLogs(LOG_TAIL_LINES));
+                    controlPlane.logsDir(), ControlPlane.tailLogs(controlPlane.logsDir(), LOG_TAIL_LINES));
         }
+        Path podLogs = Path.of(System.getProperty("skein.e2e.podLogs", "target/e2e-pod-logs"));
+        System.err.printf("%n==== pod logs in %s%n%s", podLogs.toAbsolutePath(),
+                ControlPlane.tailLogs(podLogs, POD_LOG_TAIL_LINES));
     }
 }
