@@ -214,4 +214,29 @@ class PodProcessE2E {
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(kubelet.log(NAMESPACE, "in-cluster", "main"))
                 .contains("HTTP 200\nHTTP 403"));
     }
+
+    @Test
+    void initContainersRunInOrderBeforeTheContainerAndShareItsVolumes(KubernetesClient client) {
+        client.pods().resource(new PodBuilder()
+                .withNewMetadata().withName("init").withNamespace(NAMESPACE).endMetadata()
+                .withNewSpec()
+                .addNewInitContainer().withName("first").withImage("skein-e2e/shell")
+                .withArgs("echo one > /work/steps").addNewVolumeMount().withName("work").withMountPath("/work").endVolumeMount()
+                .endInitContainer()
+                .addNewInitContainer().withName("second").withImage("skein-e2e/shell")
+                .withArgs("echo two >> /work/steps").addNewVolumeMount().withName("work").withMountPath("/work").endVolumeMount()
+                .endInitContainer()
+                .addNewContainer().withName("main").withImage("skein-e2e/shell")
+                .withArgs("cat /work/steps; exec sleep infinity")
+                .addNewVolumeMount().withName("work").withMountPath("/work").endVolumeMount().endContainer()
+                .addNewVolume().withName("work").withNewEmptyDir().endEmptyDir().endVolume()
+                .endSpec().build()).create();
+
+        Pod pod = await().atMost(PATIENCE).until(() -> get(client, "init"), PodProcessE2E::ready);
+
+        assertThat(pod.getStatus().getInitContainerStatuses()).extracting(s -> s.getState().getTerminated().getExitCode())
+                .containsExactly(0, 0);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(kubelet.log(NAMESPACE, "init", "main"))
+                .contains("one\ntwo\n"));
+    }
 }

@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.api.model.Container;
 final class ContainerRun {
 
     final Container spec;
+    /** An init container: runs to completion, in order, before the pod's containers start. */
+    final boolean init;
     Process process;
     String startedAt;
     int restartCount;
@@ -26,8 +28,9 @@ final class ContainerRun {
     /** Bumped on every start; probes of an earlier start are ignored. */
     int generation;
 
-    ContainerRun(Container spec) {
+    ContainerRun(Container spec, boolean init) {
         this.spec = spec;
+        this.init = init;
     }
 
     String name() {

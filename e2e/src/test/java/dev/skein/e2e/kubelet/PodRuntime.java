@@ -65,7 +65,9 @@ import java.util.regex.Pattern;
  * most 20 s); volumes ({@link PodVolumes}) bind-mounted into a private mount namespace whose root
  * is an overlay of the host's; cluster DNS names through /etc/hosts ({@link HostsFile}). An image
  * the {@link ImageRegistry} does not know leaves the container waiting with reason ErrImagePull and
- * a Warning event. Not yet: init containers, startup probes, configMap/secret volume updates.
+ * a Warning event. Init containers run to completion, in order, before the containers (restarted
+ * per restartPolicy). Not yet: sidecar init containers, startup probes, configMap/secret volume
+ * updates, postStart/preStop hooks.
  *
  * <p>Every method runs on the kubelet loop thread; process exits and probe results are handed back
  * to it.
@@ -96,12 +98,25 @@ final class PodRuntime {
     /** A pod this kubelet runs. */
     private static final class RunningPod {
         Pod pod;
+        final List<ContainerRun> initContainers = new ArrayList<>();
         final List<ContainerRun> containers = new ArrayList<>();
+        /** How many init containers have completed. */
+        int initDone;
         PodNetwork.Attachment net;
         Map<String, Path> volumes;
         String startTime;
         boolean terminating;
         String finalPhase;
+
+        List<ContainerRun> all() {
+            List<ContainerRun> all = new ArrayList<>(initContainers);
+            all.addAll(containers);
+            return all;
+        }
+
+        boolean initialized() {
+            return initDone == initContainers.size();
+        }
     }
 
     PodRuntime(KubernetesClient client, ImageRegistry images, PodNetwork network, Path logDir, Path rootDir,
@@ -155,7 +170,7 @@ final class PodRuntime {
     void forget(Pod pod) {
         RunningPod rp = pods.remove(pod.getMetadata().getUid());
         if (rp != null) {
-            rp.containers.forEach(c -> signal(c, "KILL"));
+            rp.all().forEach(c -> signal(c, "KILL"));
             releaseNetwork(rp);
         }
     }
@@ -168,7 +183,7 @@ final class PodRuntime {
      */
     void killNode(String node) {
         for (RunningPod rp : podsOn(node)) {
-            rp.containers.forEach(c -> {
+            rp.all().forEach(c -> {
                 signal(c, "KILL");
                 c.process = null;
             });
@@ -206,7 +221,7 @@ final class PodRuntime {
     /** Stops every pod process and releases every network namespace (kubelet shutdown). */
     void shutdown() {
         for (RunningPod rp : pods.values()) {
-            rp.containers.forEach(c -> signal(c, "KILL"));
+            rp.all().forEach(c -> signal(c, "KILL"));
             releaseNetwork(rp);
         }
         pods.clear();
@@ -232,10 +247,13 @@ final class PodRuntime {
         RunningPod rp = new RunningPod();
         rp.pod = pod;
         rp.startTime = now();
-        pod.getSpec().getContainers().forEach(c -> rp.containers.add(new ContainerRun(c)));
+        if (pod.getSpec().getInitContainers() != null) {
+            pod.getSpec().getInitContainers().forEach(c -> rp.initContainers.add(new ContainerRun(c, true)));
+        }
+        pod.getSpec().getContainers().forEach(c -> rp.containers.add(new ContainerRun(c, false)));
         pods.put(pod.getMetadata().getUid(), rp);
         boolean imagesKnown = true;
-        for (ContainerRun c : rp.containers) {
+        for (ContainerRun c : rp.all()) {
             if (images.commandLine(c.spec).isEmpty()) {
                 imagesKnown = false;
                 c.waitingReason = "ErrImagePull";
@@ -262,8 +280,8 @@ final class PodRuntime {
         try {
             rp.volumes = volumes.materialize(rp.pod, podDir(rp.pod), rp.net.ip());
         } catch (PodVolumes.NotReady | KubernetesClientException e) {
-            rp.containers.forEach(c -> {
-                c.waitingReason = "ContainerCreating";
+            rp.all().forEach(c -> {
+                c.waitingReason = rp.initialized() || c.init ? "ContainerCreating" : "PodInitializing";
                 c.waitingMessage = e.getMessage();
             });
             loop.schedule(() -> {
@@ -273,7 +291,16 @@ final class PodRuntime {
             return;
         }
         writePodHosts(rp);
-        rp.containers.forEach(c -> launch(rp, c));
+        launchNext(rp);
+    }
+
+    /** Starts the next init container, or, once all have completed, the pod's containers. */
+    private void launchNext(RunningPod rp) {
+        if (!rp.initialized()) {
+            launch(rp, rp.initContainers.get(rp.initDone));
+        } else {
+            rp.containers.forEach(c -> launch(rp, c));
+        }
     }
 
     /** New cluster names: every running pod's /etc/hosts is rewritten. */
@@ -431,20 +458,30 @@ final class PodRuntime {
             return;
         }
         if (rp.terminating) {
-            if (rp.containers.stream().noneMatch(ContainerRun::running)) {
+            if (rp.all().stream().noneMatch(ContainerRun::running)) {
                 finish(rp);
             }
             return;
         }
         String policy = Optional.ofNullable(rp.pod.getSpec().getRestartPolicy()).orElse("Always");
+        if (c.init) {
+            if (c.lastExitCode == 0) {
+                c.finished = true;
+                rp.initDone++;
+                launchNext(rp);
+            } else if (policy.equals("Never")) {
+                c.finished = true;
+                rp.finalPhase = "Failed";
+                releaseNetwork(rp);
+            } else {
+                scheduleRestart(rp, c);
+            }
+            postStatus(rp);
+            return;
+        }
         boolean restart = policy.equals("Always") || (policy.equals("OnFailure") && c.lastExitCode != 0);
         if (restart) {
-            c.restartCount++;
-            long backoffMs = Math.min(MAX_BACKOFF.toMillis(), 1000L << Math.min(10, c.restartCount - 1));
-            c.waitingReason = c.restartCount > 1 ? "CrashLoopBackOff" : "ContainerCreating";
-            c.waitingMessage = "back-off " + backoffMs + "ms restarting failed container " + c.name();
-            int generation = c.generation;
-            loop.schedule(() -> relaunch(rp, c, generation), backoffMs, TimeUnit.MILLISECONDS);
+            scheduleRestart(rp, c);
         } else {
             c.finished = true;
             if (rp.containers.stream().allMatch(x -> x.finished)) {
@@ -455,16 +492,25 @@ final class PodRuntime {
         postStatus(rp);
     }
 
+    private void scheduleRestart(RunningPod rp, ContainerRun c) {
+        c.restartCount++;
+        long backoffMs = Math.min(MAX_BACKOFF.toMillis(), 1000L << Math.min(10, c.restartCount - 1));
+        c.waitingReason = c.restartCount > 1 ? "CrashLoopBackOff" : "ContainerCreating";
+        c.waitingMessage = "back-off " + backoffMs + "ms restarting failed container " + c.name();
+        int generation = c.generation;
+        loop.schedule(() -> relaunch(rp, c, generation), backoffMs, TimeUnit.MILLISECONDS);
+    }
+
     private void terminate(RunningPod rp, Duration grace) {
         rp.terminating = true;
-        if (rp.containers.stream().noneMatch(ContainerRun::running)) {
+        if (rp.all().stream().noneMatch(ContainerRun::running)) {
             finish(rp);
             return;
         }
-        rp.containers.forEach(c -> signal(c, "TERM"));
+        rp.all().forEach(c -> signal(c, "TERM"));
         loop.schedule(() -> {
             if (pods.get(rp.pod.getMetadata().getUid()) == rp) {
-                rp.containers.forEach(c -> signal(c, "KILL"));
+                rp.all().forEach(c -> signal(c, "KILL"));
             }
         }, grace.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -740,7 +786,7 @@ final class PodRuntime {
         String now = now();
         boolean allReady = rp.containers.stream().allMatch(c -> c.ready && c.running());
         boolean anyStarted = rp.containers.stream().anyMatch(c -> c.startedAt != null);
-        String phase = rp.finalPhase != null ? rp.finalPhase : anyStarted ? "Running" : "Pending";
+        String phase = rp.finalPhase != null ? rp.finalPhase : rp.initialized() && anyStarted ? "Running" : "Pending";
         String hostIp = hostIps.get(pod.getSpec().getNodeName());
         PodStatusBuilder status = new PodStatusBuilder()
                 .withPhase(phase)
@@ -749,10 +795,11 @@ final class PodRuntime {
                 .withQosClass("BestEffort")
                 .withConditions(
                         condition("PodReadyToStartContainers", rp.net != null, now),
-                        condition("Initialized", true, now),
+                        condition("Initialized", rp.initialized(), now),
                         condition("ContainersReady", allReady, now),
                         condition("Ready", allReady, now),
                         condition("PodScheduled", true, now))
+                .withInitContainerStatuses(rp.initContainers.stream().map(this::containerStatus).toList())
                 .withContainerStatuses(rp.containers.stream().map(this::containerStatus).toList());
         if (rp.net != null) {
             status.withPodIP(rp.net.ip()).addNewPodIP(rp.net.ip());
@@ -782,7 +829,8 @@ final class PodRuntime {
         }
         ContainerStatusBuilder status = new ContainerStatusBuilder()
                 .withName(c.name()).withImage(c.spec.getImage()).withImageID("process://" + c.spec.getImage())
-                .withReady(c.ready && c.running()).withStarted(c.running()).withRestartCount(c.restartCount)
+                .withReady(c.init ? c.finished && c.lastExitCode == 0 : c.ready && c.running())
+                .withStarted(c.running()).withRestartCount(c.restartCount)
                 .withState(state);
         if (c.running()) {
             status.withContainerID("process://" + c.process.pid());
