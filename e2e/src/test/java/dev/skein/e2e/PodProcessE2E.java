@@ -24,6 +24,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -238,5 +239,30 @@ class PodProcessE2E {
                 .containsExactly(0, 0);
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(kubelet.log(NAMESPACE, "init", "main"))
                 .contains("one\ntwo\n"));
+    }
+
+    @Test
+    void execProbesAndThePreStopHookRunInsideTheContainer(KubernetesClient client) {
+        Probe startup = new ProbeBuilder().withNewExec().withCommand("test", "-f", "/tmp/started").endExec()
+                .withPeriodSeconds(1).withFailureThreshold(20).build();
+        Probe readiness = new ProbeBuilder().withNewExec().withCommand("cat", "/tmp/started").endExec()
+                .withPeriodSeconds(1).build();
+        client.pods().resource(pod("hooks", "skein-e2e/shell",
+                "trap 'echo got SIGTERM; exit 0' TERM; sleep 2; touch /tmp/started; echo started; "
+                        + "while true; do if [ -f /tmp/stopping ]; then echo saw preStop; rm /tmp/stopping; fi; sleep 0.1; done")
+                .editSpec().editFirstContainer().withStartupProbe(startup).withReadinessProbe(readiness)
+                .withNewLifecycle().withNewPreStop().withNewExec().withCommand("/bin/sh", "-c", "touch /tmp/stopping; sleep 1").endExec()
+                .endPreStop().endLifecycle()
+                .endContainer().endSpec().build()).create();
+
+        Pod pod = await().atMost(PATIENCE).until(() -> get(client, "hooks"), PodProcessE2E::ready);
+        assertThat(mainStatus(pod).getStarted()).isTrue();
+        // /tmp/started exists only in the container's own root: the probes ran inside it.
+        assertThat(Path.of("/tmp/started")).doesNotExist();
+
+        client.pods().inNamespace(NAMESPACE).withName("hooks").delete();
+
+        await().atMost(Duration.ofSeconds(8)).until(() -> get(client, "hooks") == null);
+        assertThat(kubelet.log(NAMESPACE, "hooks", "main")).containsSubsequence("started", "saw preStop", "got SIGTERM");
     }
 }

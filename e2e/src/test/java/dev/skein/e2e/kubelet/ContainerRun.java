@@ -20,6 +20,9 @@ final class ContainerRun {
     boolean ready;
     int livenessFailures;
     int readinessFailures;
+    int startupFailures;
+    /** The startup probe succeeded (or there is none): readiness and liveness probes run. */
+    boolean startupDone;
     /** Waiting reason while no process runs (ErrImagePull, CreateContainerConfigError, CrashLoopBackOff). */
     String waitingReason;
     String waitingMessage;

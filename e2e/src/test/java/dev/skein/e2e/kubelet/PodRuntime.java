@@ -59,15 +59,16 @@ import java.util.regex.Pattern;
  *
  * <p>What it honours: command/args (with {@code $(VAR)} expansion), env values, {@code fieldRef}
  * (name, namespace, uid, node name, service account, pod IP, host IP, labels, annotations),
- * {@code configMapKeyRef}, {@code secretKeyRef}, {@code envFrom}; readiness and liveness probes
- * (httpGet, tcpSocket, exec); graceful deletion (SIGTERM to the process group, SIGKILL after the
- * grace period, then the final delete); restartPolicy with exponential back-off (1 s doubling, at
+ * {@code configMapKeyRef}, {@code secretKeyRef}, {@code envFrom}; startup, readiness and liveness
+ * probes (httpGet, tcpSocket, exec inside the container); graceful deletion (preStop exec hook,
+ * SIGTERM to the main process, SIGKILL to its process group after the grace period, then the final
+ * delete); restartPolicy with exponential back-off (1 s doubling, at
  * most 20 s); volumes ({@link PodVolumes}) bind-mounted into a private mount namespace whose root
  * is an overlay of the host's; cluster DNS names through /etc/hosts ({@link HostsFile}). An image
  * the {@link ImageRegistry} does not know leaves the container waiting with reason ErrImagePull and
  * a Warning event. Init containers run to completion, in order, before the containers (restarted
- * per restartPolicy). Not yet: sidecar init containers, startup probes, configMap/secret volume
- * updates, postStart/preStop hooks.
+ * per restartPolicy). Not yet: sidecar init containers, configMap/secret volume updates,
+ * postStart hooks, httpGet preStop hooks.
  *
  * <p>Every method runs on the kubelet loop thread; process exits and probe results are handed back
  * to it.
@@ -361,10 +362,15 @@ final class PodRuntime {
             c.ready = c.spec.getReadinessProbe() == null;
             c.livenessFailures = 0;
             c.readinessFailures = 0;
+            c.startupFailures = 0;
+            c.startupDone = c.spec.getStartupProbe() == null;
             int generation = c.generation;
             process.onExit().thenRun(() -> loop.execute(() -> onExit(rp, c, process)));
-            scheduleProbe(rp, c, generation, c.spec.getReadinessProbe(), true, true);
-            scheduleProbe(rp, c, generation, c.spec.getLivenessProbe(), false, true);
+            if (c.startupDone) {
+                startProbes(rp, c, generation);
+            } else {
+                scheduleProbe(rp, c, generation, c.spec.getStartupProbe(), ProbeKind.STARTUP, true);
+            }
         } catch (IOException e) {
             c.waitingReason = "RunContainerError";
             c.waitingMessage = e.getMessage();
@@ -507,12 +513,33 @@ final class PodRuntime {
             finish(rp);
             return;
         }
-        rp.all().forEach(c -> signal(c, "TERM"));
+        rp.all().forEach(c -> stopGracefully(rp, c, grace));
         loop.schedule(() -> {
             if (pods.get(rp.pod.getMetadata().getUid()) == rp) {
                 rp.all().forEach(c -> signal(c, "KILL"));
             }
         }, grace.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Runs the container's preStop exec hook (if any, within the grace period), then sends SIGTERM. */
+    private void stopGracefully(RunningPod rp, ContainerRun c, Duration grace) {
+        var lifecycle = c.spec.getLifecycle();
+        if (!c.running() || lifecycle == null || lifecycle.getPreStop() == null || lifecycle.getPreStop().getExec() == null) {
+            signal(c, "TERM");
+            return;
+        }
+        long pid = c.process.pid();
+        List<String> hook = lifecycle.getPreStop().getExec().getCommand();
+        probes.execute(() -> {
+            try {
+                execInContainer(pid, hook, (int) grace.toMillis());
+            } catch (IOException e) {
+                System.err.printf("process-kubelet: preStop hook of %s failed: %s%n", c.name(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            loop.execute(() -> signal(c, "TERM"));
+        });
     }
 
     /** All containers of a terminating pod have exited: release it and delete the pod for good. */
@@ -576,7 +603,14 @@ final class PodRuntime {
 
     // ---- probes -------------------------------------------------------------------------------
 
-    private void scheduleProbe(RunningPod rp, ContainerRun c, int generation, Probe probe, boolean readiness,
+    private enum ProbeKind { STARTUP, READINESS, LIVENESS }
+
+    private void startProbes(RunningPod rp, ContainerRun c, int generation) {
+        scheduleProbe(rp, c, generation, c.spec.getReadinessProbe(), ProbeKind.READINESS, true);
+        scheduleProbe(rp, c, generation, c.spec.getLivenessProbe(), ProbeKind.LIVENESS, true);
+    }
+
+    private void scheduleProbe(RunningPod rp, ContainerRun c, int generation, Probe probe, ProbeKind kind,
                                boolean first) {
         if (probe == null) {
             return;
@@ -587,19 +621,31 @@ final class PodRuntime {
                 return;
             }
             String ip = rp.net == null ? null : rp.net.ip();
-            PodNetwork.Attachment net = rp.net;
+            long pid = c.process.pid();
             probes.execute(() -> {
-                boolean ok = probe(probe, c.spec, ip, net);
-                loop.execute(() -> onProbe(rp, c, generation, probe, readiness, ok));
+                boolean ok = probe(probe, c.spec, ip, pid);
+                loop.execute(() -> onProbe(rp, c, generation, probe, kind, ok));
             });
         }, Math.max(delay, 0) * 1000L + (first ? 200 : 0), TimeUnit.MILLISECONDS);
     }
 
-    private void onProbe(RunningPod rp, ContainerRun c, int generation, Probe probe, boolean readiness, boolean ok) {
+    private void onProbe(RunningPod rp, ContainerRun c, int generation, Probe probe, ProbeKind kind, boolean ok) {
         if (c.generation != generation || !c.running()) {
             return;
         }
-        if (readiness) {
+        if (kind == ProbeKind.STARTUP) {
+            if (ok) {
+                c.startupDone = true;
+                postStatus(rp);
+                startProbes(rp, c, generation);
+                return;
+            }
+            if (++c.startupFailures >= orDefault(probe.getFailureThreshold(), 3)) {
+                event(rp.pod, "Normal", "Killing", "Container " + c.name() + " failed startup probe, will be restarted");
+                signal(c, "KILL");
+                return;
+            }
+        } else if (kind == ProbeKind.READINESS) {
             c.readinessFailures = ok ? 0 : c.readinessFailures + 1;
             boolean ready = ok || (c.ready && c.readinessFailures < orDefault(probe.getFailureThreshold(), 3));
             if (ready != c.ready) {
@@ -614,10 +660,10 @@ final class PodRuntime {
                 return;
             }
         }
-        scheduleProbe(rp, c, generation, probe, readiness, false);
+        scheduleProbe(rp, c, generation, probe, kind, false);
     }
 
-    private boolean probe(Probe probe, Container container, String ip, PodNetwork.Attachment net) {
+    private boolean probe(Probe probe, Container container, String ip, long pid) {
         int timeoutMs = orDefault(probe.getTimeoutSeconds(), 1) * 1000;
         try {
             if (probe.getTcpSocket() != null) {
@@ -634,16 +680,8 @@ final class PodRuntime {
                         .timeout(Duration.ofMillis(timeoutMs)).GET().build(), HttpResponse.BodyHandlers.discarding());
                 return response.statusCode() >= 200 && response.statusCode() < 400;
             }
-            if (probe.getExec() != null && net != null) {
-                List<String> command = new ArrayList<>(PodNetwork.inNetns(net));
-                command.addAll(probe.getExec().getCommand());
-                Process p = new ProcessBuilder(command).redirectErrorStream(true)
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-                if (!p.waitFor(timeoutMs, TimeUnit.MILLISECONDS)) {
-                    p.destroyForcibly();
-                    return false;
-                }
-                return p.exitValue() == 0;
+            if (probe.getExec() != null) {
+                return execInContainer(pid, probe.getExec().getCommand(), timeoutMs);
             }
             return true;
         } catch (IOException | RuntimeException e) {
@@ -652,6 +690,24 @@ final class PodRuntime {
             Thread.currentThread().interrupt();
             return false;
         }
+    }
+
+    /**
+     * Runs a command inside a running container: its network, mount and UTS namespaces, its root
+     * and working directory (nsenter into the main process). True if it exits 0 in time.
+     */
+    private static boolean execInContainer(long pid, List<String> command, int timeoutMs)
+            throws IOException, InterruptedException {
+        List<String> line = new ArrayList<>(List.of("nsenter", "--target", Long.toString(pid), "--net", "--mount",
+                "--uts", "--root", "--wd"));
+        line.addAll(command);
+        Process p = new ProcessBuilder(line).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!p.waitFor(timeoutMs, TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+            return false;
+        }
+        return p.exitValue() == 0;
     }
 
     private static int port(Container container, IntOrString port) {
@@ -784,7 +840,7 @@ final class PodRuntime {
     private void postStatus(RunningPod rp) {
         Pod pod = rp.pod;
         String now = now();
-        boolean allReady = rp.containers.stream().allMatch(c -> c.ready && c.running());
+        boolean allReady = rp.containers.stream().allMatch(c -> c.ready && c.startupDone && c.running());
         boolean anyStarted = rp.containers.stream().anyMatch(c -> c.startedAt != null);
         String phase = rp.finalPhase != null ? rp.finalPhase : rp.initialized() && anyStarted ? "Running" : "Pending";
         String hostIp = hostIps.get(pod.getSpec().getNodeName());
@@ -830,7 +886,7 @@ final class PodRuntime {
         ContainerStatusBuilder status = new ContainerStatusBuilder()
                 .withName(c.name()).withImage(c.spec.getImage()).withImageID("process://" + c.spec.getImage())
                 .withReady(c.init ? c.finished && c.lastExitCode == 0 : c.ready && c.running())
-                .withStarted(c.running()).withRestartCount(c.restartCount)
+                .withStarted(c.running() && c.startupDone).withRestartCount(c.restartCount)
                 .withState(state);
         if (c.running()) {
             status.withContainerID("process://" + c.process.pid());
