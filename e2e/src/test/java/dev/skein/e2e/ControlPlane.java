@@ -153,6 +153,27 @@ public final class ControlPlane implements AutoCloseable {
         return runDir.resolve("logs");
     }
 
+    /**
+     * A binary of the control plane's build: {@code helm}, {@code kubectl}, {@code kube-apiserver}...
+     * (paths from the run dir's cluster.env, written by e2e/cluster up).
+     */
+    public Path tool(String name) {
+        Path env = kubeconfig.toAbsolutePath().getParent().resolve("cluster.env");
+        try {
+            for (String line : Files.readAllLines(env, StandardCharsets.UTF_8)) {
+                if (name.equals("helm") && line.startsWith("HELM_BIN=")) {
+                    return Path.of(line.substring("HELM_BIN=".length()), "helm");
+                }
+                if (!name.equals("helm") && line.startsWith("K8S_BIN=")) {
+                    return Path.of(line.substring("K8S_BIN=".length()), name);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("no cluster.env next to " + kubeconfig + " (not started by e2e/cluster?)", e);
+        }
+        throw new IllegalStateException("cluster.env names no binary directory for " + name);
+    }
+
     /** The e2e/ directory (scripts, versions). */
     public Path e2eDir() {
         return e2eDir;

@@ -48,6 +48,11 @@ public final class ProcessKubelet implements AutoCloseable {
     /** How often Leases are renewed; well inside the 8 s node-monitor grace period of e2e/cluster. */
     static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(2);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * One kubelet at a time per machine-wide network (bridge, netns names, pod IPs, the API
+     * forwarder's port): a second start fails instead of tearing down the first one's pods.
+     */
+    private static final java.util.concurrent.atomic.AtomicBoolean RUNNING = new java.util.concurrent.atomic.AtomicBoolean();
 
     private final KubernetesClient client;
     private final Clock clock;
@@ -89,6 +94,21 @@ public final class ProcessKubelet implements AutoCloseable {
 
     /** Registers every node, starts the heartbeat loop and runs the pods bound to the nodes. */
     public ProcessKubelet start() {
+        if (!RUNNING.compareAndSet(false, true)) {
+            throw new IllegalStateException("another ProcessKubelet is running in this JVM; close it first");
+        }
+        try {
+            startLoopNodesAndInformers();
+        } catch (RuntimeException e) {
+            // Undo whatever started: processes, namespaces, nodes.
+            close();
+            RUNNING.set(false);
+            throw e;
+        }
+        return this;
+    }
+
+    private void startLoopNodesAndInformers() {
         loop = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "process-kubelet");
             t.setDaemon(true);
@@ -138,7 +158,6 @@ public final class ProcessKubelet implements AutoCloseable {
         }), 30_000));
         loop.scheduleWithFixedDelay(this::heartbeat, HEARTBEAT_INTERVAL.toMillis(), HEARTBEAT_INTERVAL.toMillis(),
                 TimeUnit.MILLISECONDS);
-        return this;
     }
 
     private <T> SharedIndexInformer<T> inform(SharedIndexInformer<T> informer) {
@@ -350,6 +369,7 @@ public final class ProcessKubelet implements AutoCloseable {
             loop.shutdownNow();
             probes.shutdownNow();
             loop = null;
+            RUNNING.set(false);
             if (Thread.currentThread() != shutdownHook) {
                 try {
                     Runtime.getRuntime().removeShutdownHook(shutdownHook);
