@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
@@ -112,7 +113,7 @@ class StatefulSetE2E {
                 .endTemplate()
                 .addNewVolumeClaimTemplate().withNewMetadata().withName("data").endMetadata()
                 .withNewSpec().withAccessModes("ReadWriteOnce").withNewResources()
-                .addToRequests("storage", new io.fabric8.kubernetes.api.model.Quantity("10Mi")).endResources()
+                .addToRequests("storage", new Quantity("10Mi")).endResources()
                 .endSpec().endVolumeClaimTemplate()
                 .endSpec().build();
     }

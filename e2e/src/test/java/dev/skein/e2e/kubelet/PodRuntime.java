@@ -41,7 +41,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -93,7 +95,7 @@ final class PodRuntime {
     private final Map<String, String> hostIps;
     private final Map<String, RunningPod> pods = new LinkedHashMap<>();
     private final Set<String> deadNodes;
-    private final Set<String> partitionedNodes = new java.util.HashSet<>();
+    private final Set<String> partitionedNodes = new HashSet<>();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
     /** A pod this kubelet runs. */
@@ -572,7 +574,7 @@ final class PodRuntime {
             return;
         }
         try (var paths = Files.walk(dir)) {
-            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException | UncheckedIOException e) {
             System.err.printf("process-kubelet: could not delete %s: %s%n", dir, e);
         }

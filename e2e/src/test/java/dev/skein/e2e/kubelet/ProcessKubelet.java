@@ -1,7 +1,5 @@
 package dev.skein.e2e.kubelet;
 
-import io.fabric8.kubernetes.api.model.PersistentVolume;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -31,6 +29,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The process kubelet: test support that plays the kubelets of several nodes against a real
@@ -52,7 +51,7 @@ public final class ProcessKubelet implements AutoCloseable {
      * One kubelet at a time per machine-wide network (bridge, netns names, pod IPs, the API
      * forwarder's port): a second start fails instead of tearing down the first one's pods.
      */
-    private static final java.util.concurrent.atomic.AtomicBoolean RUNNING = new java.util.concurrent.atomic.AtomicBoolean();
+    private static final AtomicBoolean RUNNING = new AtomicBoolean();
 
     private final KubernetesClient client;
     private final Clock clock;
