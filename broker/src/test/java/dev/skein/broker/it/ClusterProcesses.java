@@ -186,6 +186,8 @@ final class ClusterProcesses implements AutoCloseable {
         } catch (IllegalStateException alreadyShuttingDown) {
             // the hook runs anyway
         }
-        TestBroker.deleteRecursively(root);
+        if (System.getenv("SKEIN_KEEP_CLUSTER_DIR") == null) {
+            TestBroker.deleteRecursively(root);
+        }
     }
 }

@@ -77,8 +77,9 @@ public final class RaftController implements Controller {
     private final MetadataStateMachine stateMachine;
     private final RaftGroup group;
     private RaftServer server;
-    private RaftClient client;
-    private RaftClient proposer;
+    private RaftProperties clientProperties;
+    private volatile RaftClient client;
+    private volatile RaftClient proposer;
     private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
     private long nextProducerId;
@@ -129,6 +130,7 @@ public final class RaftController implements Controller {
         RaftProperties cp = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(cp, TimeDuration.valueOf(Math.max(500, settings.requestTimeoutMs() / 2),
                 TimeUnit.MILLISECONDS));
+        clientProperties = cp;
         client = newClient(cp);
         // the active controller proposes with its own client, so its proposals never queue behind the
         // requests this node forwarded with the other one
@@ -155,6 +157,31 @@ public final class RaftController implements Controller {
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
                         (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
                 .build();
+    }
+
+    /**
+     * A Ratis async client closes itself for good once a request exhausts its retry policy (a long
+     * loss of quorum does that); later requests then fail with AlreadyClosedException forever. The
+     * node must outlive a quorum loss, so a client that failed is replaced by a fresh one.
+     */
+    private synchronized void renewClientAfter(Throwable failure, boolean forProposals) {
+        RaftClient broken = forProposals ? proposer : client;
+        if (closed || broken == null) {
+            return;
+        }
+        RaftClient fresh = newClient(clientProperties);
+        if (forProposals) {
+            proposer = fresh;
+        } else {
+            client = fresh;
+        }
+        log.info("Node {} replaced its Ratis {} client after: {}", settings.nodeId(),
+                forProposals ? "proposal" : "request", failure.toString());
+        try {
+            broken.close();
+        } catch (java.io.IOException | RuntimeException e) {
+            log.debug("Closing the failed Ratis client: {}", e.toString());
+        }
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -269,6 +296,7 @@ public final class RaftController implements Controller {
             future.cancel(true);
             throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
         } catch (ExecutionException e) {
+            renewClientAfter(e.getCause(), false);
             throw new NotControllerException("No active controller reachable: " + e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -380,6 +408,7 @@ public final class RaftController implements Controller {
             future.cancel(true);
             throw new NotControllerException("The metadata change was not committed within " + timeoutMs + " ms");
         } catch (ExecutionException e) {
+            renewClientAfter(e.getCause(), true);
             throw new NotControllerException("The metadata change failed: " + e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
