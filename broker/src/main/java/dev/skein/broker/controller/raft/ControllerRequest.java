@@ -48,6 +48,10 @@ sealed interface ControllerRequest {
                           List<Integer> newIsr) implements ControllerRequest {
     }
 
+    record AlterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly)
+            implements ControllerRequest {
+    }
+
     static byte[] encode(ControllerRequest request) {
         return Bytes.write(out -> {
             out.writeByte(VERSION);
@@ -112,6 +116,12 @@ sealed interface ControllerRequest {
                         out.writeInt(r);
                     }
                 }
+                case AlterBrokerConfigs a -> {
+                    out.writeByte(20);
+                    out.writeUTF(a.resource());
+                    writeConfigs(out, a.configs());
+                    out.writeBoolean(a.validateOnly());
+                }
             }
         });
     }
@@ -150,6 +160,7 @@ sealed interface ControllerRequest {
                     }
                     yield new AlterPartition(tp, leader, leaderEpoch, partitionEpoch, isr);
                 }
+                case 20 -> new AlterBrokerConfigs(in.readUTF(), readConfigs(in), in.readBoolean());
                 default -> throw new IOException("Unknown controller request type " + type);
             };
         });
