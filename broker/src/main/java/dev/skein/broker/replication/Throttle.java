@@ -69,6 +69,15 @@ public final class Throttle {
         return tokens <= 0 ? 0 : (long) tokens;
     }
 
+    /** Milliseconds until {@link #available} is positive again: 0 if it is now. */
+    public synchronized long msUntilAvailable() {
+        if (rate == UNLIMITED) {
+            return 0;
+        }
+        refill();
+        return tokens >= 1 ? 0 : (long) Math.ceil((1 - tokens) * 1000.0 / rate);
+    }
+
     /** Counts {@code bytes} of throttled replication that moved. */
     public synchronized void record(long bytes) {
         if (bytes <= 0) {

@@ -535,6 +535,10 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     public CompletableFuture<Map<FetchRequestPartition, FetchResult>> fetch(int replicaId, List<FetchRequestPartition> requested,
                                                                            long maxWaitMs, int minBytes, int maxBytes) {
         Map<FetchRequestPartition, FetchResult> now = readAll(replicaId, requested, maxBytes);
+        if (replicaId >= 0 && maxWaitMs > 0) {
+            // a follower held back by the leader throttle asks again once the bucket refills, not after its whole wait
+            maxWaitMs = Math.min(maxWaitMs, leaderThrottleWaitMs(replicaId, requested));
+        }
         if (maxWaitMs <= 0 || requested.isEmpty() || enough(now, minBytes)) {
             countBytesOut(now);
             return CompletableFuture.completedFuture(now);
@@ -654,6 +658,25 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             readLimit = p.highWatermark();
         }
         return read(p, r, maxBytes, readLimit, minOneMessage);
+    }
+
+    /** How long a fetch of follower {@code replicaId} may wait before the leader throttle lets its bytes through. */
+    private long leaderThrottleWaitMs(int replicaId, List<FetchRequestPartition> requested) {
+        ReplicationThrottles t = throttles;
+        if (t == null || !t.leader().enabled()) {
+            return Long.MAX_VALUE;
+        }
+        long wait = t.leader().msUntilAvailable();
+        if (wait <= 0) {
+            return Long.MAX_VALUE;
+        }
+        for (FetchRequestPartition r : requested) {
+            Partition p = partitions.get(r.partition().topicPartition());
+            if (p != null && p.isLeader() && leaderThrottleFor(p, replicaId) != null) {
+                return Math.max(1, wait);
+            }
+        }
+        return Long.MAX_VALUE;
     }
 
     /**

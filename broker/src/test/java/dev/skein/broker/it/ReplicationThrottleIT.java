@@ -144,42 +144,7 @@ class ReplicationThrottleIT {
                     .isInstanceOf(InvalidConfigurationException.class);
         }
 
-        brokers[follower].close();
-        brokers[follower] = null;
-        try (Admin admin = admin()) {
-            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                    assertThat(isr(admin)).doesNotContain(follower));
-        }
-        produce(RECORDS);
-        long leaderSize = partition(leader).log().size();
-        assertThat(leaderSize).isGreaterThan(7 * RATE);
-
-        long restartedAt = System.nanoTime();
-        brokers[follower] = SkeinBroker.start(new BrokerConfig(props.get(follower)));
-        // sample the follower's log size until it holds what the leader holds
-        List<long[]> samples = new ArrayList<>();
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() -> {
-            Partition p = partition(follower);
-            long size = p == null ? 0 : p.log().size();
-            samples.add(new long[]{System.nanoTime(), size});
-            return size >= leaderSize;
-        });
-        long[] start = null;
-        for (int i = 1; i < samples.size(); i++) {
-            if (samples.get(i)[1] > samples.get(i - 1)[1]) {
-                start = samples.get(i - 1);
-                break;
-            }
-        }
-        assertThat(start).isNotNull();
-        long[] end = samples.getLast();
-        double seconds = (end[0] - start[0]) / 1e9;
-        double rate = (end[1] - start[1]) / seconds;
-        log.info("Follower {} caught up {} bytes in {} s: {} B/s against a limit of {} B/s ({} s after restart)",
-                follower, end[1] - start[1], String.format("%.2f", seconds), (long) rate, RATE,
-                String.format("%.2f", (end[0] - restartedAt) / 1e9));
-        assertThat(seconds).isGreaterThanOrEqualTo(5.0);
-        assertThat(rate).isBetween(0.8 * RATE, 1.2 * RATE);
+        long caughtUp = stopWriteRestartAndMeasureCatchUp(leader, follower);
 
         try (Admin admin = admin()) {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(isr(admin)).contains(follower));
@@ -199,7 +164,79 @@ class ReplicationThrottleIT {
             assertThat(clusterDefault.get("leader.replication.throttled.rate").source())
                     .isEqualTo(ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
         }
-        assertThat(throttledBytes(follower, "follower")).isGreaterThanOrEqualTo(0.9 * (end[1] - start[1]));
+        assertThat(throttledBytes(follower, "follower")).isGreaterThanOrEqualTo(0.9 * caughtUp);
+    }
+
+    @Test
+    void leaderSendsToAnOutOfSyncFollowerNoFasterThanTheLeaderRate() throws Exception {
+        int follower;
+        int leader;
+        try (Admin admin = admin()) {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(admin.describeCluster().nodes().get()).hasSize(3));
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3))).all().get();
+            TopicDescription d = awaitFullIsr(admin);
+            leader = d.partitions().getFirst().leader().id();
+            follower = d.partitions().getFirst().replicas().stream().map(Node::id).filter(id -> id != leader)
+                    .findFirst().orElseThrow();
+            // the leader's replica is listed for the leader side; the rate comes from the cluster-wide default
+            admin.incrementalAlterConfigs(Map.of(
+                    new ConfigResource(ConfigResource.Type.TOPIC, TOPIC), List.of(new AlterConfigOp(
+                            new ConfigEntry("leader.replication.throttled.replicas", "0:" + leader), AlterConfigOp.OpType.SET)),
+                    new ConfigResource(ConfigResource.Type.BROKER, ""), List.of(new AlterConfigOp(
+                            new ConfigEntry("leader.replication.throttled.rate", Long.toString(RATE)),
+                            AlterConfigOp.OpType.SET)))).all().get();
+        }
+        long caughtUp = stopWriteRestartAndMeasureCatchUp(leader, follower);
+        try (Admin admin = admin()) {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(isr(admin)).contains(follower));
+        }
+        assertThat(throttledBytes(leader, "leader")).isGreaterThanOrEqualTo(0.9 * caughtUp);
+        assertThat(throttledBytes(follower, "follower")).isZero();
+    }
+
+    /**
+     * Stops {@code follower}, writes ~8 MiB, restarts it (outside the ISR) and samples its log size
+     * until it holds what the leader holds; asserts the catch-up took at least 5 s at {@link #RATE}
+     * within 20% and returns the bytes it caught up.
+     */
+    private long stopWriteRestartAndMeasureCatchUp(int leader, int follower) throws Exception {
+        brokers[follower].close();
+        brokers[follower] = null;
+        try (Admin admin = admin()) {
+            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                    assertThat(isr(admin)).doesNotContain(follower));
+        }
+        produce(RECORDS);
+        long leaderSize = partition(leader).log().size();
+        assertThat(leaderSize).isGreaterThan(7 * RATE);
+
+        long restartedAt = System.nanoTime();
+        brokers[follower] = SkeinBroker.start(new BrokerConfig(props.get(follower)));
+        List<long[]> samples = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() -> {
+            Partition p = partition(follower);
+            long size = p == null ? 0 : p.log().size();
+            samples.add(new long[]{System.nanoTime(), size});
+            return size >= leaderSize;
+        });
+        long[] start = null;
+        for (int i = 1; i < samples.size(); i++) {
+            if (samples.get(i)[1] > samples.get(i - 1)[1]) {
+                start = samples.get(i - 1);
+                break;
+            }
+        }
+        assertThat(start).isNotNull();
+        long[] end = samples.getLast();
+        double seconds = (end[0] - start[0]) / 1e9;
+        double rate = (end[1] - start[1]) / seconds;
+        log.info("Follower {} caught up {} bytes from leader {} in {} s: {} B/s against a limit of {} B/s ({} s after restart)",
+                follower, end[1] - start[1], leader, String.format("%.2f", seconds), (long) rate, RATE,
+                String.format("%.2f", (end[0] - restartedAt) / 1e9));
+        assertThat(seconds).isGreaterThanOrEqualTo(5.0);
+        assertThat(rate).isBetween(0.8 * RATE, 1.2 * RATE);
+        return end[1] - start[1];
     }
 
     private void produce(int records) throws Exception {

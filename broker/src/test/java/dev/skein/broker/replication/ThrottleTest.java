@@ -95,8 +95,10 @@ class ThrottleTest {
         t.record(2 * MB);
         clock.sleep(1_500);
         assertThat(t.available()).isZero();
+        assertThat(t.msUntilAvailable()).isBetween(499L, 501L);
         clock.sleep(800);
         assertThat(t.available()).isPositive();
+        assertThat(t.msUntilAvailable()).isZero();
     }
 
     @Test
