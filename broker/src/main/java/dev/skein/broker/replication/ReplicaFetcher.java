@@ -171,12 +171,14 @@ public final class ReplicaFetcher implements Runnable {
         Map<TopicPartition, FollowerLogs.Position> positions = new HashMap<>();
         // throttled partitions sit out the round while the follower bucket is empty (or in debt)
         long throttleBytes = throttle.available();
+        boolean heldBack = false;
         for (Map.Entry<TopicPartition, FetchTarget> e : partitions.entrySet()) {
             Long until = backoffUntil.get(e.getKey());
             if (until != null && until > now) {
                 continue;
             }
             if (e.getValue().throttled() && throttleBytes <= 0) {
+                heldBack = true;
                 continue;
             }
             logs.position(e.getKey()).ifPresent(p -> {
@@ -187,7 +189,10 @@ public final class ReplicaFetcher implements Runnable {
         if (round.isEmpty()) {
             return false;
         }
-        FetchRequestData request = buildRequest(round, positions, throttleBytes);
+        // a held-back partition must not wait out a whole long-poll behind the others: the bucket
+        // would fill to its cap meanwhile and the tokens beyond it would be lost
+        int maxWaitMs = heldBack ? (int) Math.min(config.fetchWaitMaxMs(), throttle.msUntilAvailable()) : config.fetchWaitMaxMs();
+        FetchRequestData request = buildRequest(round, positions, throttleBytes, maxWaitMs);
         FetchResponseData response = send(request);
         if (response.errorCode() != Errors.NONE.code()) {
             throw new IOException("fetch failed with " + Errors.forCode(response.errorCode()));
@@ -253,9 +258,9 @@ public final class ReplicaFetcher implements Runnable {
     }
 
     private FetchRequestData buildRequest(Map<TopicPartition, FetchTarget> round, Map<TopicPartition, FollowerLogs.Position> positions,
-                                          long throttleBytes) {
+                                          long throttleBytes, int maxWaitMs) {
         FetchRequestData data = new FetchRequestData()
-                .setMaxWaitMs(config.fetchWaitMaxMs())
+                .setMaxWaitMs(maxWaitMs)
                 .setMinBytes(config.fetchMinBytes())
                 .setMaxBytes(config.fetchResponseMaxBytes())
                 .setIsolationLevel((byte) 0)
