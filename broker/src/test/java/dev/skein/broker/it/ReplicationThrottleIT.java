@@ -117,7 +117,7 @@ class ReplicationThrottleIT {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                     assertThat(admin.describeCluster().nodes().get()).hasSize(3));
             admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 3).configs(Map.of(
-                    "follower.replication.throttled.replicas", "0:0,0:1,0:2")), busyTopic())).all().get();
+                    "follower.replication.throttled.replicas", "*")), busyTopic())).all().get();
             TopicDescription d = awaitFullIsr(admin);
             leader = d.partitions().getFirst().leader().id();
             follower = d.partitions().getFirst().replicas().stream().map(Node::id).filter(id -> id != leader)
