@@ -1,6 +1,7 @@
 package dev.skein.broker.api;
 
 import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.config.DynamicBrokerConfigs;
 import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.controller.Controller;
 import dev.skein.broker.metadata.TopicMetadata;
@@ -28,10 +29,14 @@ import java.util.Map;
 
 /**
  * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics (dynamic, validated like
- * Kafka's) and brokers (static: described, not altered at run time yet).
+ * Kafka's) and brokers: the keys of {@link DynamicBrokerConfigs#DYNAMIC} may be set per broker id or
+ * as the cluster-wide default (resource name ""), kept in the replicated metadata; every other
+ * broker config is static and described as read-only.
  */
 final class ConfigsApi {
     private static final byte SOURCE_TOPIC = 1;
+    private static final byte SOURCE_DYNAMIC_BROKER = 2;
+    private static final byte SOURCE_DYNAMIC_DEFAULT_BROKER = 3;
     private static final byte SOURCE_STATIC_BROKER = 4;
     private static final byte SOURCE_DEFAULT = 5;
 
@@ -72,7 +77,7 @@ final class ConfigsApi {
                 ConfigResource.Type type = ConfigResource.Type.forId(r.resourceType());
                 List<DescribeConfigsResponseData.DescribeConfigsResourceResult> entries = switch (type) {
                     case TOPIC -> describeTopic(r.resourceName(), request.includeSynonyms(), request.includeDocumentation());
-                    case BROKER -> describeBroker(r.resourceName(), request.includeDocumentation());
+                    case BROKER -> describeBroker(r.resourceName(), request.includeSynonyms(), request.includeDocumentation());
                     default -> throw new InvalidRequestException("Unsupported resource type " + type
                             + " for DescribeConfigs: Skein describes TOPIC and BROKER configs");
                 };
@@ -127,23 +132,65 @@ final class ConfigsApi {
         return out;
     }
 
-    private List<DescribeConfigsResponseData.DescribeConfigsResourceResult> describeBroker(String name, boolean docs) {
-        if (!name.isEmpty() && !name.equals(String.valueOf(config.nodeId()))) {
+    private List<DescribeConfigsResponseData.DescribeConfigsResourceResult> describeBroker(String name, boolean synonyms,
+                                                                                           boolean docs) {
+        Map<String, Map<String, String>> dynamic = controller.image().brokerConfigs();
+        Map<String, String> clusterDefault = dynamic.getOrDefault("", Map.of());
+        List<DescribeConfigsResponseData.DescribeConfigsResourceResult> out = new ArrayList<>();
+        if (name.isEmpty()) {
+            // as Kafka: the default resource shows only the dynamic cluster-wide defaults
+            for (Map.Entry<String, String> e : clusterDefault.entrySet()) {
+                ConfigDef.ConfigKey key = BrokerConfig.DEF.configKeys().get(e.getKey());
+                out.add(new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+                        .setName(e.getKey()).setValue(e.getValue()).setReadOnly(false).setIsSensitive(false)
+                        .setConfigSource(SOURCE_DYNAMIC_DEFAULT_BROKER)
+                        .setConfigType(key == null ? 0 : configType(key.type))
+                        .setDocumentation(docs && key != null ? key.documentation : null));
+            }
+            return out;
+        }
+        if (!name.equals(String.valueOf(config.nodeId()))) {
             throw new InvalidRequestException("Unexpected broker id, expected " + config.nodeId() + " or empty string, but received " + name);
         }
+        Map<String, String> own = dynamic.getOrDefault(name, Map.of());
         Map<String, Object> parsed = BrokerConfig.DEF.parse(config.originals().entrySet().stream()
                 .filter(e -> BrokerConfig.DEF.names().contains(e.getKey()))
                 .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
-        List<DescribeConfigsResponseData.DescribeConfigsResourceResult> out = new ArrayList<>();
         for (ConfigDef.ConfigKey key : BrokerConfig.DEF.configKeys().values()) {
-            out.add(new DescribeConfigsResponseData.DescribeConfigsResourceResult()
-                    .setName(key.name).setValue(TopicConfigs.render(parsed.get(key.name)))
-                    .setReadOnly(true).setIsSensitive(false)
-                    .setConfigSource(config.originals().containsKey(key.name) ? SOURCE_STATIC_BROKER : SOURCE_DEFAULT)
+            boolean isDynamic = DynamicBrokerConfigs.isDynamic(key.name);
+            String staticValue = TopicConfigs.render(parsed.get(key.name));
+            byte staticSource = config.originals().containsKey(key.name) ? SOURCE_STATIC_BROKER : SOURCE_DEFAULT;
+            String value = staticValue;
+            byte source = staticSource;
+            if (own.containsKey(key.name)) {
+                value = own.get(key.name);
+                source = SOURCE_DYNAMIC_BROKER;
+            } else if (clusterDefault.containsKey(key.name)) {
+                value = clusterDefault.get(key.name);
+                source = SOURCE_DYNAMIC_DEFAULT_BROKER;
+            }
+            DescribeConfigsResponseData.DescribeConfigsResourceResult e = new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+                    .setName(key.name).setValue(value)
+                    .setReadOnly(!isDynamic).setIsSensitive(false)
+                    .setConfigSource(source)
                     .setConfigType(configType(key.type))
-                    .setDocumentation(docs ? key.documentation : null));
+                    .setDocumentation(docs ? key.documentation : null);
+            if (synonyms) {
+                if (own.containsKey(key.name)) {
+                    e.synonyms().add(synonym(key.name, own.get(key.name), SOURCE_DYNAMIC_BROKER));
+                }
+                if (clusterDefault.containsKey(key.name)) {
+                    e.synonyms().add(synonym(key.name, clusterDefault.get(key.name), SOURCE_DYNAMIC_DEFAULT_BROKER));
+                }
+                e.synonyms().add(synonym(key.name, staticValue, staticSource));
+            }
+            out.add(e);
         }
         return out;
+    }
+
+    private static DescribeConfigsResponseData.DescribeConfigsSynonym synonym(String name, String value, byte source) {
+        return new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(name).setValue(value).setSource(source);
     }
 
     private static byte configType(ConfigDef.Type type) {
@@ -181,12 +228,16 @@ final class ConfigsApi {
             AlterConfigsResponseData.AlterConfigsResourceResponse result = new AlterConfigsResponseData.AlterConfigsResourceResponse()
                     .setResourceType(r.resourceType()).setResourceName(r.resourceName());
             try {
-                requireTopic(r.resourceType());
+                boolean broker = requireTopicOrBroker(r.resourceType());
                 Map<String, String> configs = new HashMap<>();
                 for (AlterConfigsRequestData.AlterableConfig c : r.configs()) {
                     configs.put(c.name(), c.value());
                 }
-                controller.alterTopicConfigs(r.resourceName(), configs, request.validateOnly());
+                if (broker) {
+                    controller.alterBrokerConfigs(r.resourceName(), configs, request.validateOnly());
+                } else {
+                    controller.alterTopicConfigs(r.resourceName(), configs, request.validateOnly());
+                }
             } catch (ApiException e) {
                 ApiError error = ApiError.fromThrowable(e);
                 result.setErrorCode(error.error().code()).setErrorMessage(error.messageWithFallback());
@@ -203,7 +254,11 @@ final class ConfigsApi {
                     new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
                             .setResourceType(r.resourceType()).setResourceName(r.resourceName());
             try {
-                requireTopic(r.resourceType());
+                if (requireTopicOrBroker(r.resourceType())) {
+                    incrementalAlterBroker(r, request.validateOnly());
+                    response.responses().add(result);
+                    continue;
+                }
                 TopicMetadata t = controller.image().topic(r.resourceName());
                 if (t == null) {
                     throw new UnknownTopicOrPartitionException("The topic '" + r.resourceName() + "' does not exist.");
@@ -251,14 +306,40 @@ final class ConfigsApi {
         }
     }
 
-    private static void requireTopic(byte resourceType) {
-        ConfigResource.Type type = ConfigResource.Type.forId(resourceType);
-        if (type == ConfigResource.Type.BROKER) {
-            throw new InvalidRequestException("Broker configs are static in Skein for now: set them in server.properties");
+    /** Applies SET and DELETE to a broker resource's dynamic overrides; list operations do not apply to them. */
+    private void incrementalAlterBroker(IncrementalAlterConfigsRequestData.AlterConfigsResource r, boolean validateOnly) {
+        DynamicBrokerConfigs.validateResource(r.resourceName());
+        Map<String, String> configs = new LinkedHashMap<>(controller.image().brokerConfigs()
+                .getOrDefault(r.resourceName(), Map.of()));
+        for (IncrementalAlterConfigsRequestData.AlterableConfig c : r.configs()) {
+            switch (c.configOperation()) {
+                case 0 -> configs.put(c.name(), c.value()); // SET
+                case 1 -> configs.remove(c.name()); // DELETE
+                case 2, 3 -> throw new InvalidConfigurationException("Config value append is not allowed for config key: "
+                        + c.name());
+                default -> throw new InvalidRequestException("Unknown config operation " + c.configOperation());
+            }
         }
-        if (type != ConfigResource.Type.TOPIC) {
-            throw new InvalidRequestException("Unsupported resource type " + type + ": Skein alters TOPIC configs");
+        java.util.Set<String> touched = new java.util.TreeSet<>();
+        r.configs().forEach(c -> touched.add(c.name()));
+        touched.removeIf(DynamicBrokerConfigs::isDynamic);
+        if (!touched.isEmpty()) {
+            throw new InvalidConfigurationException("Cannot update these configs dynamically: " + touched
+                    + " (Skein changes only " + new java.util.TreeSet<>(DynamicBrokerConfigs.DYNAMIC)
+                    + " at run time; set the others in server.properties)");
         }
+        controller.alterBrokerConfigs(r.resourceName(), configs, validateOnly);
     }
 
+    /** True for a BROKER resource, false for a TOPIC one; other types are refused. */
+    private static boolean requireTopicOrBroker(byte resourceType) {
+        ConfigResource.Type type = ConfigResource.Type.forId(resourceType);
+        if (type == ConfigResource.Type.BROKER) {
+            return true;
+        }
+        if (type != ConfigResource.Type.TOPIC) {
+            throw new InvalidRequestException("Unsupported resource type " + type + ": Skein alters TOPIC and BROKER configs");
+        }
+        return false;
+    }
 }

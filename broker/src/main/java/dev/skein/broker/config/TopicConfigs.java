@@ -24,6 +24,20 @@ import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
  * topic's overrides over the broker's defaults into a {@link LogConfig}.
  */
 public final class TopicConfigs {
+    public static final String LEADER_REPLICATION_THROTTLED_REPLICAS = "leader.replication.throttled.replicas";
+    public static final String FOLLOWER_REPLICATION_THROTTLED_REPLICAS = "follower.replication.throttled.replicas";
+
+    /** Kafka's ThrottledReplicaListValidator: {@code *} alone, or {@code partitionId:brokerId} entries. */
+    private static final ConfigDef.Validator THROTTLED_REPLICAS = (name, value) -> {
+        List<?> entries = (List<?>) value;
+        boolean star = entries.size() == 1 && "*".equals(String.valueOf(entries.getFirst()).trim());
+        boolean pairs = entries.stream().allMatch(e -> String.valueOf(e).trim().matches("[0-9]+:[0-9]+"));
+        if (!star && !pairs) {
+            throw new ConfigException(name, value, name + " must be the literal '*' or a list of replicas in the "
+                    + "following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...");
+        }
+    };
+
     public static final ConfigDef DEF = new ConfigDef()
             .define("cleanup.policy", LIST, "delete", ConfigDef.ValidList.in("delete", "compact"), MEDIUM, "delete and/or compact")
             .define("compression.type", STRING, "producer", ConfigDef.ValidString.in("producer"), MEDIUM,
@@ -32,7 +46,11 @@ public final class TopicConfigs {
             .define("file.delete.delay.ms", LONG, 60_000L, atLeast(0), MEDIUM, "Delay before file deletion")
             .define("flush.messages", LONG, Long.MAX_VALUE, atLeast(1), MEDIUM, "fsync interval in records")
             .define("flush.ms", LONG, Long.MAX_VALUE, atLeast(0), MEDIUM, "fsync interval in ms")
+            .define(FOLLOWER_REPLICATION_THROTTLED_REPLICAS, LIST, "", THROTTLED_REPLICAS, MEDIUM,
+                    "Replicas whose re-replication is throttled on the follower side: '*' or partitionId:brokerId,...")
             .define("index.interval.bytes", INT, 4096, atLeast(0), MEDIUM, "Index density")
+            .define(LEADER_REPLICATION_THROTTLED_REPLICAS, LIST, "", THROTTLED_REPLICAS, MEDIUM,
+                    "Replicas whose re-replication is throttled on the leader side: '*' or partitionId:brokerId,...")
             .define("max.compaction.lag.ms", LONG, Long.MAX_VALUE, atLeast(1), MEDIUM, "Maximum compaction lag")
             .define("max.message.bytes", INT, 1024 * 1024 + 12, atLeast(0), MEDIUM, "Largest record batch")
             .define("message.timestamp.type", STRING, "CreateTime", ConfigDef.ValidString.in("CreateTime", "LogAppendTime"), MEDIUM, "Timestamp type")
@@ -114,6 +132,25 @@ public final class TopicConfigs {
 
     public static int minInsyncReplicas(Map<String, String> brokerDefaults, Map<String, String> overrides) {
         return (Integer) effective(brokerDefaults, overrides).get("min.insync.replicas");
+    }
+
+    /**
+     * Whether the topic's {@code key} (one of the {@code *.replication.throttled.replicas}) lists
+     * {@code partition} on {@code brokerId}, or is {@code *}.
+     */
+    public static boolean throttledReplica(Map<String, String> overrides, String key, int partition, int brokerId) {
+        String v = overrides.get(key);
+        if (v == null || v.isBlank()) {
+            return false;
+        }
+        String wanted = partition + ":" + brokerId;
+        for (String entry : v.split(",")) {
+            String e = entry.trim();
+            if (e.equals("*") || e.equals(wanted)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Renders a parsed value the way Kafka's DescribeConfigs shows it. */

@@ -1,5 +1,6 @@
 package dev.skein.broker.controller;
 
+import dev.skein.broker.config.DynamicBrokerConfigs;
 import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
@@ -141,6 +142,13 @@ public final class ActiveController {
         int rf = t.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(1);
         checkMinIsr(configs, rf);
         return List.of(new MetadataCommand.AlterTopicConfigs(t.id(), configs));
+    }
+
+    /** Dynamic broker config overrides of one broker or of the cluster default, validated. */
+    public List<MetadataCommand> alterBrokerConfigs(MetadataState s, String resource, Map<String, String> configs) {
+        DynamicBrokerConfigs.validateResource(resource);
+        DynamicBrokerConfigs.validate(configs);
+        return List.of(new MetadataCommand.AlterBrokerConfigs(resource, configs));
     }
 
     /**

@@ -37,6 +37,16 @@ public interface Controller extends AutoCloseable {
     /** Replaces the topic's config overrides with {@code configs}. */
     TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly);
 
+    /**
+     * Replaces the dynamic config overrides of a broker ({@code resource} = its id) or of the
+     * cluster-wide default ({@code resource} = ""); only
+     * {@link dev.skein.broker.config.DynamicBrokerConfigs#DYNAMIC} keys are accepted. A controller
+     * that keeps no dynamic broker configs refuses.
+     */
+    default void alterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly) {
+        throw new org.apache.kafka.common.errors.InvalidRequestException("This controller keeps no dynamic broker configs");
+    }
+
     /** Allocates a producer id never handed out before in this cluster. */
     long allocateProducerId();
 

@@ -1,5 +1,6 @@
 package dev.skein.broker.controller;
 
+import dev.skein.broker.config.DynamicBrokerConfigs;
 import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
@@ -50,12 +51,15 @@ public final class LocalController implements Controller {
     private static final Logger log = LoggerFactory.getLogger(LocalController.class);
     private static final String FILE = "metadata.properties";
     private static final long PRODUCER_ID_BLOCK = 1000;
+    /** {@code brokerconfig.<resource>/<key>}: a dynamic broker config; resource "" is the cluster default. */
+    private static final String BROKER_CONFIG_PREFIX = "brokerconfig.";
 
     private final Path dir;
     private final String clusterId;
     private final ClusterImage.BrokerInfo self;
     private final CopyOnWriteArrayList<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
     private final Map<String, TopicMetadata> topics = new TreeMap<>();
+    private final Map<String, Map<String, String>> brokerConfigs = new TreeMap<>();
     private long nextProducerId;
     private long producerIdBlockEnd;
     private volatile ClusterImage image;
@@ -82,6 +86,12 @@ public final class LocalController implements Controller {
         producerIdBlockEnd = nextProducerId;
         Map<String, Map<String, String>> byTopic = new HashMap<>();
         for (String key : p.stringPropertyNames()) {
+            if (key.startsWith(BROKER_CONFIG_PREFIX)) {
+                String rest = key.substring(BROKER_CONFIG_PREFIX.length());
+                int slash = rest.indexOf('/');
+                brokerConfigs.computeIfAbsent(rest.substring(0, slash), r -> new TreeMap<>())
+                        .put(rest.substring(slash + 1), p.getProperty(key));
+            }
             if (key.startsWith("topic.")) {
                 String rest = key.substring("topic.".length());
                 int dot = rest.indexOf('/');
@@ -104,7 +114,14 @@ public final class LocalController implements Controller {
     }
 
     private void persist(Map<String, TopicMetadata> newTopics, long newProducerIdBlockEnd) {
+        persist(newTopics, newProducerIdBlockEnd, brokerConfigs);
+    }
+
+    private void persist(Map<String, TopicMetadata> newTopics, long newProducerIdBlockEnd,
+                         Map<String, Map<String, String>> newBrokerConfigs) {
         Properties p = new Properties();
+        newBrokerConfigs.forEach((resource, configs) ->
+                configs.forEach((k, v) -> p.setProperty(BROKER_CONFIG_PREFIX + resource + "/" + k, v)));
         p.setProperty("cluster.id", clusterId);
         p.setProperty("producer.id.block.end", Long.toString(newProducerIdBlockEnd));
         for (TopicMetadata t : newTopics.values()) {
@@ -138,7 +155,7 @@ public final class LocalController implements Controller {
     }
 
     private ClusterImage buildImage() {
-        return new ClusterImage(clusterId, self.id(), List.of(self), new ArrayList<>(topics.values()));
+        return new ClusterImage(clusterId, self.id(), List.of(self), new ArrayList<>(topics.values()), brokerConfigs);
     }
 
     /** Persists {@code newTopics} and publishes the new image. */
@@ -146,6 +163,10 @@ public final class LocalController implements Controller {
         persist(newTopics, producerIdBlockEnd);
         topics.clear();
         topics.putAll(newTopics);
+        publish();
+    }
+
+    private void publish() {
         ClusterImage next = buildImage();
         image = next;
         for (Consumer<ClusterImage> l : listeners) {
@@ -248,6 +269,26 @@ public final class LocalController implements Controller {
             log.info("Set configs of topic {} to {}", topic, configs);
         }
         return updated;
+    }
+
+    @Override
+    public synchronized void alterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly) {
+        DynamicBrokerConfigs.validateResource(resource);
+        DynamicBrokerConfigs.validate(configs);
+        if (validateOnly) {
+            return;
+        }
+        Map<String, Map<String, String>> next = new TreeMap<>(brokerConfigs);
+        if (configs.isEmpty()) {
+            next.remove(resource);
+        } else {
+            next.put(resource, new TreeMap<>(configs));
+        }
+        persist(topics, producerIdBlockEnd, next);
+        brokerConfigs.clear();
+        brokerConfigs.putAll(next);
+        publish();
+        log.info("Set dynamic configs of broker resource '{}' to {}", resource, configs);
     }
 
     @Override

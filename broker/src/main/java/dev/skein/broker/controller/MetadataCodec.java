@@ -27,7 +27,7 @@ import java.util.TreeMap;
  * <pre>
  * batch    := version:u8(=1) count:i32 command*
  * command  := type:u8 fields (see {@link #writeCommand})
- * snapshot := version:u8(=1) nextProducerId:i64 brokers:i32 broker* topics:i32 topic*
+ * snapshot := version:u8(=1) nextProducerId:i64 brokers:i32 broker* topics:i32 topic* [brokerConfigs:i32 (resource:utf configs)*]
  * </pre>
  */
 public final class MetadataCodec {
@@ -43,6 +43,7 @@ public final class MetadataCodec {
     private static final byte CHANGE_PARTITION = 8;
     private static final byte PRODUCER_ID_BLOCK = 9;
     private static final byte REASSIGN_PARTITION = 10;
+    private static final byte ALTER_BROKER_CONFIGS = 20;
 
     private MetadataCodec() {
     }
@@ -99,6 +100,12 @@ public final class MetadataCodec {
                     writeInts(out, p.removingReplicas());
                 }
             }
+            // a trailing section, so snapshots written before dynamic broker configs still read
+            out.writeInt(state.brokerConfigs().size());
+            for (Map.Entry<String, Map<String, String>> e : state.brokerConfigs().entrySet()) {
+                out.writeUTF(e.getKey());
+                writeConfigs(out, e.getValue());
+            }
         });
     }
 
@@ -127,7 +134,14 @@ public final class MetadataCodec {
                 }
                 topics.put(name, new TopicMetadata(name, id, parts, configs));
             }
-            return new MetadataState(brokers, topics, nextProducerId);
+            Map<String, Map<String, String>> brokerConfigs = new TreeMap<>();
+            if (in.available() > 0) {
+                int nc = in.readInt();
+                for (int i = 0; i < nc; i++) {
+                    brokerConfigs.put(in.readUTF(), readConfigs(in));
+                }
+            }
+            return new MetadataState(brokers, topics, nextProducerId, brokerConfigs);
         });
     }
 
@@ -198,6 +212,11 @@ public final class MetadataCodec {
                 out.writeByte(PRODUCER_ID_BLOCK);
                 out.writeInt(b.size());
             }
+            case MetadataCommand.AlterBrokerConfigs a -> {
+                out.writeByte(ALTER_BROKER_CONFIGS);
+                out.writeUTF(a.resource());
+                writeConfigs(out, a.configs());
+            }
         }
     }
 
@@ -218,6 +237,7 @@ public final class MetadataCodec {
             case PRODUCER_ID_BLOCK -> new MetadataCommand.ProducerIdBlock(in.readInt());
             case REASSIGN_PARTITION -> new MetadataCommand.ReassignPartition(readUuid(in), in.readInt(), in.readInt(),
                     readInts(in), readInts(in), in.readInt(), in.readInt(), readInts(in), readInts(in));
+            case ALTER_BROKER_CONFIGS -> new MetadataCommand.AlterBrokerConfigs(in.readUTF(), readConfigs(in));
             default -> throw new IOException("Unknown metadata command type " + type);
         };
     }

@@ -82,4 +82,14 @@ public sealed interface MetadataCommand {
     /** Reserves the next {@code size} producer ids; the block starts where the previous one ended. */
     record ProducerIdBlock(int size) implements MetadataCommand {
     }
+
+    /**
+     * Replaces the dynamic config overrides of one broker ({@code resource} = its id) or of the
+     * cluster-wide default ({@code resource} = ""); an empty map removes them.
+     */
+    record AlterBrokerConfigs(String resource, Map<String, String> configs) implements MetadataCommand {
+        public AlterBrokerConfigs {
+            configs = Map.copyOf(configs);
+        }
+    }
 }

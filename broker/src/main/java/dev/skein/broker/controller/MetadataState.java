@@ -33,11 +33,30 @@ public final class MetadataState {
     private final Map<Integer, BrokerRegistration> brokers;
     private final Map<String, TopicMetadata> topics;
     private final long nextProducerId;
+    private final Map<String, Map<String, String>> brokerConfigs;
 
     public MetadataState(Map<Integer, BrokerRegistration> brokers, Map<String, TopicMetadata> topics, long nextProducerId) {
+        this(brokers, topics, nextProducerId, Map.of());
+    }
+
+    /** With dynamic broker configs: resource ("" for the cluster default, else a broker id) to overrides. */
+    public MetadataState(Map<Integer, BrokerRegistration> brokers, Map<String, TopicMetadata> topics, long nextProducerId,
+                         Map<String, Map<String, String>> brokerConfigs) {
         this.brokers = Collections.unmodifiableMap(new TreeMap<>(brokers));
         this.topics = Collections.unmodifiableMap(new TreeMap<>(topics));
         this.nextProducerId = nextProducerId;
+        Map<String, Map<String, String>> configs = new TreeMap<>();
+        brokerConfigs.forEach((k, v) -> {
+            if (!v.isEmpty()) {
+                configs.put(k, Collections.unmodifiableMap(new TreeMap<>(v)));
+            }
+        });
+        this.brokerConfigs = Collections.unmodifiableMap(configs);
+    }
+
+    /** Dynamic broker config overrides by resource ("" = cluster-wide default, else a broker id), sorted. */
+    public Map<String, Map<String, String>> brokerConfigs() {
+        return brokerConfigs;
     }
 
     /** The outcome of an applied batch: the new state and the value the last command yields (epoch, producer id). */
@@ -82,7 +101,7 @@ public final class MetadataState {
 
     public ClusterImage toImage(String clusterId, int controllerId) {
         return new ClusterImage(clusterId, controllerId, brokers.values().stream().map(BrokerRegistration::toInfo).toList(),
-                topics.values());
+                topics.values()).withBrokerConfigs(brokerConfigs);
     }
 
     /** Applies {@code commands} (one log entry at {@code logIndex}) atomically. */
@@ -100,15 +119,17 @@ public final class MetadataState {
         private final Map<Integer, BrokerRegistration> brokers;
         private final Map<String, TopicMetadata> topics;
         private long nextProducerId;
+        private final Map<String, Map<String, String>> brokerConfigs;
 
         Builder(MetadataState s) {
             brokers = new TreeMap<>(s.brokers);
             topics = new TreeMap<>(s.topics);
             nextProducerId = s.nextProducerId;
+            brokerConfigs = new TreeMap<>(s.brokerConfigs);
         }
 
         MetadataState build() {
-            return new MetadataState(brokers, topics, nextProducerId);
+            return new MetadataState(brokers, topics, nextProducerId, brokerConfigs);
         }
 
         long apply(MetadataCommand command, long logIndex) {
@@ -202,6 +223,14 @@ public final class MetadataState {
                     long first = nextProducerId;
                     nextProducerId += b.size();
                     yield first;
+                }
+                case MetadataCommand.AlterBrokerConfigs a -> {
+                    if (a.configs().isEmpty()) {
+                        brokerConfigs.remove(a.resource());
+                    } else {
+                        brokerConfigs.put(a.resource(), a.configs());
+                    }
+                    yield 0;
                 }
             };
         }

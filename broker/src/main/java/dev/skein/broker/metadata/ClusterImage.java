@@ -19,8 +19,18 @@ public final class ClusterImage {
     private final List<BrokerInfo> brokers;
     private final Map<String, TopicMetadata> topicsByName;
     private final Map<Uuid, TopicMetadata> topicsById;
+    private final Map<String, Map<String, String>> brokerConfigs;
 
     public ClusterImage(String clusterId, int controllerId, List<BrokerInfo> brokers, Collection<TopicMetadata> topics) {
+        this(clusterId, controllerId, brokers, topics, Map.of());
+    }
+
+    /** With dynamic broker config overrides by resource ("" = cluster-wide default, else a broker id). */
+    public ClusterImage(String clusterId, int controllerId, List<BrokerInfo> brokers, Collection<TopicMetadata> topics,
+                        Map<String, Map<String, String>> brokerConfigs) {
+        Map<String, Map<String, String>> c = new TreeMap<>();
+        brokerConfigs.forEach((k, v) -> c.put(k, Map.copyOf(v)));
+        this.brokerConfigs = java.util.Collections.unmodifiableMap(c);
         this.clusterId = clusterId;
         this.controllerId = controllerId;
         this.brokers = List.copyOf(brokers);
@@ -32,6 +42,22 @@ public final class ClusterImage {
         }
         this.topicsByName = java.util.Collections.unmodifiableMap(byName);
         this.topicsById = Map.copyOf(byId);
+    }
+
+    /** This image with the dynamic broker config overrides ("" = cluster-wide default, else a broker id). */
+    public ClusterImage withBrokerConfigs(Map<String, Map<String, String>> configs) {
+        return new ClusterImage(clusterId, controllerId, brokers, topicsByName.values(), configs);
+    }
+
+    /** Dynamic broker config overrides by resource: "" is the cluster-wide default, else a broker id. */
+    public Map<String, Map<String, String>> brokerConfigs() {
+        return brokerConfigs;
+    }
+
+    /** The dynamic value of {@code key} for {@code brokerId}: its own override, else the cluster default, else null. */
+    public String dynamicBrokerConfig(int brokerId, String key) {
+        String v = brokerConfigs.getOrDefault(Integer.toString(brokerId), Map.of()).get(key);
+        return v != null ? v : brokerConfigs.getOrDefault("", Map.of()).get(key);
     }
 
     public String clusterId() {

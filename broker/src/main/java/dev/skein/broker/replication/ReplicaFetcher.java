@@ -36,6 +36,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * local log end offset; on {@code DivergingEpoch} truncate and go on; on OFFSET_OUT_OF_RANGE below
  * the leader's log start restart the log there; on other errors back the partition off.
  *
+ * <p>Partitions marked {@link FetchTarget#throttled} share the broker's follower {@link Throttle}:
+ * while it has no bytes left they are left out of the fetch, otherwise their partition max bytes is
+ * capped at what it has left, and the bytes they bring are recorded against it.
+ *
  * <p>The partitions to follow are replaced by {@link #assign}; a response for a partition that was
  * reassigned meanwhile is dropped by the epoch check in {@link FollowerLogs}. Construction does not
  * start the thread; {@link #start} does.
@@ -52,6 +56,7 @@ public final class ReplicaFetcher implements Runnable {
     private final ReplicationConfig config;
     private final Time time;
     private final short version;
+    private final Throttle throttle;
     private final Map<TopicPartition, FetchTarget> partitions = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Long> backoffUntil = new ConcurrentHashMap<>();
     private final Object wakeup = new Object();
@@ -62,6 +67,13 @@ public final class ReplicaFetcher implements Runnable {
 
     public ReplicaFetcher(int localId, int leaderId, String host, int port, FollowerLogs logs, ReplicationConfig config,
                           Time time, short version) {
+        this(localId, leaderId, host, port, logs, config, time, version, new Throttle(time, ReplicationThrottles.BURST_MS));
+    }
+
+    /** With the broker's follower re-replication {@code throttle}, applied to targets marked throttled. */
+    public ReplicaFetcher(int localId, int leaderId, String host, int port, FollowerLogs logs, ReplicationConfig config,
+                          Time time, short version, Throttle throttle) {
+        this.throttle = throttle;
         this.localId = localId;
         this.leaderId = leaderId;
         this.host = host;
@@ -157,9 +169,16 @@ public final class ReplicaFetcher implements Runnable {
         long now = time.milliseconds();
         Map<TopicPartition, FetchTarget> round = new HashMap<>();
         Map<TopicPartition, FollowerLogs.Position> positions = new HashMap<>();
+        // throttled partitions sit out the round while the follower bucket is empty (or in debt)
+        long throttleBytes = throttle.available();
+        boolean heldBack = false;
         for (Map.Entry<TopicPartition, FetchTarget> e : partitions.entrySet()) {
             Long until = backoffUntil.get(e.getKey());
             if (until != null && until > now) {
+                continue;
+            }
+            if (e.getValue().throttled() && throttleBytes <= 0) {
+                heldBack = true;
                 continue;
             }
             logs.position(e.getKey()).ifPresent(p -> {
@@ -170,7 +189,10 @@ public final class ReplicaFetcher implements Runnable {
         if (round.isEmpty()) {
             return false;
         }
-        FetchRequestData request = buildRequest(round, positions);
+        // a held-back partition must not wait out a whole long-poll behind the others: the bucket
+        // would fill to its cap meanwhile and the tokens beyond it would be lost
+        int maxWaitMs = heldBack ? (int) Math.min(config.fetchWaitMaxMs(), throttle.msUntilAvailable()) : config.fetchWaitMaxMs();
+        FetchRequestData request = buildRequest(round, positions, throttleBytes, maxWaitMs);
         FetchResponseData response = send(request);
         if (response.errorCode() != Errors.NONE.code()) {
             throw new IOException("fetch failed with " + Errors.forCode(response.errorCode()));
@@ -209,6 +231,9 @@ public final class ReplicaFetcher implements Runnable {
                     return;
                 }
                 MemoryRecords records = pd.records() instanceof MemoryRecords m ? m : MemoryRecords.EMPTY;
+                if (target.throttled()) {
+                    throttle.record(records.sizeInBytes());
+                }
                 logs.append(tp, target.leaderEpoch(), records, pd.highWatermark());
             }
             case OFFSET_OUT_OF_RANGE -> {
@@ -232,9 +257,10 @@ public final class ReplicaFetcher implements Runnable {
         backoffUntil.put(tp, time.milliseconds() + config.fetchBackoffMs());
     }
 
-    private FetchRequestData buildRequest(Map<TopicPartition, FetchTarget> round, Map<TopicPartition, FollowerLogs.Position> positions) {
+    private FetchRequestData buildRequest(Map<TopicPartition, FetchTarget> round, Map<TopicPartition, FollowerLogs.Position> positions,
+                                          long throttleBytes, int maxWaitMs) {
         FetchRequestData data = new FetchRequestData()
-                .setMaxWaitMs(config.fetchWaitMaxMs())
+                .setMaxWaitMs(maxWaitMs)
                 .setMinBytes(config.fetchMinBytes())
                 .setMaxBytes(config.fetchResponseMaxBytes())
                 .setIsolationLevel((byte) 0)
@@ -264,7 +290,9 @@ public final class ReplicaFetcher implements Runnable {
                     .setCurrentLeaderEpoch(t.leaderEpoch())
                     .setFetchOffset(p.logEndOffset())
                     .setLogStartOffset(p.logStartOffset())
-                    .setPartitionMaxBytes(config.fetchMaxBytes());
+                    .setPartitionMaxBytes(t.throttled()
+                            ? (int) Math.max(1, Math.min(config.fetchMaxBytes(), throttleBytes))
+                            : config.fetchMaxBytes());
             if (version >= 12) {
                 fp.setLastFetchedEpoch(p.latestEpoch());
             }

@@ -20,10 +20,17 @@ public final class ReplicaFetcherManager implements AutoCloseable {
     private final FollowerLogs logs;
     private final ReplicationConfig config;
     private final Time time;
+    private final Throttle throttle;
     private final Map<Integer, ReplicaFetcher> fetchers = new HashMap<>();
     private boolean closed;
 
     public ReplicaFetcherManager(int localId, FollowerLogs logs, ReplicationConfig config, Time time) {
+        this(localId, logs, config, time, new Throttle(time, ReplicationThrottles.BURST_MS));
+    }
+
+    /** With the follower re-replication {@code throttle} every fetcher shares. */
+    public ReplicaFetcherManager(int localId, FollowerLogs logs, ReplicationConfig config, Time time, Throttle throttle) {
+        this.throttle = throttle;
         this.localId = localId;
         this.logs = logs;
         this.config = config;
@@ -53,7 +60,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
             if (f == null) {
                 FetchTarget any = e.getValue().values().iterator().next();
                 f = new ReplicaFetcher(localId, e.getKey(), any.host(), any.port(), logs, config, time,
-                        ReplicaFetcher.MAX_FETCH_VERSION);
+                        ReplicaFetcher.MAX_FETCH_VERSION, throttle);
                 fetchers.put(e.getKey(), f);
                 f.assign(e.getValue());
                 f.start();

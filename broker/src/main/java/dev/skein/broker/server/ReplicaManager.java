@@ -6,6 +6,8 @@ import dev.skein.broker.replication.FetchTarget;
 import dev.skein.broker.replication.FollowerLogs;
 import dev.skein.broker.replication.LeaderState;
 import dev.skein.broker.replication.ReplicaFetcherManager;
+import dev.skein.broker.replication.ReplicationThrottles;
+import dev.skein.broker.replication.Throttle;
 import dev.skein.broker.replication.ReplicationConfig;
 import dev.skein.broker.storage.EpochEndOffset;
 import dev.skein.broker.metadata.ClusterImage;
@@ -73,6 +75,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private final Map<String, Counter> messagesIn = new ConcurrentHashMap<>();
     private volatile ClusterImage image;
     private volatile ReplicationConfig replicationConfig = ReplicationConfig.defaults();
+    private volatile ReplicationThrottles throttles;
     private Controller controller;
     private ReplicaFetcherManager fetchers;
     private ExecutorService alterPartitionExecutor;
@@ -113,6 +116,14 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
                 .description("Partitions led here whose ISR is smaller than their replica set").register(registry);
         long period = Math.max(1, config.replicaLagTimeMaxMs() / 2);
         timer.scheduleWithFixedDelay(this::maybeShrinkIsrs, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Turns on KIP-73 re-replication throttling with these buckets (their rates are set elsewhere,
+     * from the dynamic broker configs). Call before the first {@link #applyImage}.
+     */
+    public void enableThrottling(ReplicationThrottles throttles) {
+        this.throttles = throttles;
     }
 
     public LogConfig logConfig(TopicMetadata topic) {
@@ -201,7 +212,10 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             return;
         }
         ClusterImage.BrokerInfo leader = img.broker(r.leader());
-        out.add(new FetchTarget(tp, t.id(), r.leader(), leader.host(), leader.port(), r.leaderEpoch()));
+        // KIP-73: only a replica outside the ISR is throttled, and only if the topic lists it (or says *)
+        boolean throttled = throttles != null && !r.isr().contains(brokerId) && TopicConfigs.throttledReplica(t.configs(),
+                TopicConfigs.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, tp.partition(), brokerId);
+        out.add(new FetchTarget(tp, t.id(), r.leader(), leader.host(), leader.port(), r.leaderEpoch(), throttled));
     }
 
     private double underReplicatedPartitions() {
@@ -521,6 +535,10 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     public CompletableFuture<Map<FetchRequestPartition, FetchResult>> fetch(int replicaId, List<FetchRequestPartition> requested,
                                                                            long maxWaitMs, int minBytes, int maxBytes) {
         Map<FetchRequestPartition, FetchResult> now = readAll(replicaId, requested, maxBytes);
+        if (replicaId >= 0 && maxWaitMs > 0) {
+            // a follower held back by the leader throttle asks again once the bucket refills, not after its whole wait
+            maxWaitMs = Math.min(maxWaitMs, leaderThrottleWaitMs(replicaId, requested));
+        }
         if (maxWaitMs <= 0 || requested.isEmpty() || enough(now, minBytes)) {
             countBytesOut(now);
             return CompletableFuture.completedFuture(now);
@@ -626,9 +644,63 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             }
             maybeExpandIsr(p, replicaId);
             readLimit = Long.MAX_VALUE;
+            Throttle throttle = leaderThrottleFor(p, replicaId);
+            if (throttle != null) {
+                long available = throttle.available();
+                if (available <= 0) {
+                    return new FetchResult(Errors.NONE, p.highWatermark(), l.logStartOffset(), MemoryRecords.EMPTY);
+                }
+                FetchResult result = read(p, r, (int) Math.min(maxBytes, available), readLimit, minOneMessage);
+                throttle.record(result.bytes());
+                return result;
+            }
         } else {
             readLimit = p.highWatermark();
         }
+        return read(p, r, maxBytes, readLimit, minOneMessage);
+    }
+
+    /** How long a fetch of follower {@code replicaId} may wait before the leader throttle lets its bytes through. */
+    private long leaderThrottleWaitMs(int replicaId, List<FetchRequestPartition> requested) {
+        ReplicationThrottles t = throttles;
+        if (t == null || !t.leader().enabled()) {
+            return Long.MAX_VALUE;
+        }
+        long wait = t.leader().msUntilAvailable();
+        if (wait <= 0) {
+            return Long.MAX_VALUE;
+        }
+        for (FetchRequestPartition r : requested) {
+            Partition p = partitions.get(r.partition().topicPartition());
+            if (p != null && p.isLeader() && leaderThrottleFor(p, replicaId) != null) {
+                return Math.max(1, wait);
+            }
+        }
+        return Long.MAX_VALUE;
+    }
+
+    /**
+     * The leader throttle if the fetch of follower {@code replicaId} counts against it: throttling is
+     * on, the topic lists this leader's replica in {@code leader.replication.throttled.replicas} (or
+     * says *), and the follower is outside the ISR. Otherwise null.
+     */
+    private Throttle leaderThrottleFor(Partition p, int replicaId) {
+        ReplicationThrottles t = throttles;
+        ClusterImage img = image;
+        if (t == null || !t.leader().enabled() || img == null) {
+            return null;
+        }
+        TopicMetadata topic = img.topic(p.topicPartition().topic());
+        if (topic == null || !TopicConfigs.throttledReplica(topic.configs(), TopicConfigs.LEADER_REPLICATION_THROTTLED_REPLICAS,
+                p.topicPartition().partition(), brokerId)) {
+            return null;
+        }
+        boolean inSync = p.withLeaderState(ls -> ls.isr().contains(replicaId)).orElse(true);
+        return inSync ? null : t.leader();
+    }
+
+    private FetchResult read(Partition p, FetchRequestPartition r, int maxBytes, long readLimit, boolean minOneMessage) {
+        PartitionLog l = p.log();
         long hw = p.highWatermark();
         try {
             if (r.fetchOffset() < l.logStartOffset() || r.fetchOffset() > l.logEndOffset()) {

@@ -3,6 +3,7 @@ package dev.skein.broker.server;
 import dev.skein.broker.api.KafkaApis;
 import dev.skein.broker.api.SupportedApis;
 import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.config.DynamicBrokerConfigs;
 import dev.skein.broker.controller.BrokerLifecycle;
 import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.Controllers;
@@ -15,6 +16,8 @@ import dev.skein.broker.network.RequestHandler;
 import dev.skein.broker.network.RequestMetrics;
 import dev.skein.broker.network.SocketServer;
 import dev.skein.broker.replication.ReplicaFetcherManager;
+import dev.skein.broker.replication.ReplicationThrottles;
+import dev.skein.broker.replication.Throttle;
 import dev.skein.broker.replication.ReplicationConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -67,6 +70,29 @@ public final class SkeinBroker implements AutoCloseable {
         this.config = config;
         this.time = time;
         this.controllerFactory = controllerFactory;
+    }
+
+    /** The throttle rates follow the dynamic broker configs: this broker's override, the cluster default, the static value. */
+    private void applyThrottleRates(ReplicationThrottles throttles, ClusterImage image) {
+        long leader = DynamicBrokerConfigs.rate(image, config, config.nodeId(), BrokerConfig.LEADER_REPLICATION_THROTTLED_RATE);
+        long follower = DynamicBrokerConfigs.rate(image, config, config.nodeId(), BrokerConfig.FOLLOWER_REPLICATION_THROTTLED_RATE);
+        if (leader != throttles.leader().rate() || follower != throttles.follower().rate()) {
+            log.info("Broker {} replication throttles: leader {} B/s, follower {} B/s", config.nodeId(),
+                    leader == Throttle.UNLIMITED ? "unlimited" : leader, follower == Throttle.UNLIMITED ? "unlimited" : follower);
+        }
+        throttles.leader().setRate(leader);
+        throttles.follower().setRate(follower);
+    }
+
+    private static void registerThrottleMetrics(io.micrometer.core.instrument.MeterRegistry registry, ReplicationThrottles throttles) {
+        io.micrometer.core.instrument.FunctionCounter.builder("kafka.server.replication.throttled.bytes", throttles.leader(),
+                        Throttle::totalBytes)
+                .tag("direction", "leader").baseUnit("bytes")
+                .description("Bytes sent as leader to throttled replicas outside the ISR").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("kafka.server.replication.throttled.bytes", throttles.follower(),
+                        Throttle::totalBytes)
+                .tag("direction", "follower").baseUnit("bytes")
+                .description("Bytes fetched as follower for throttled replicas outside the ISR").register(registry);
     }
 
     /** Makes the controller a broker serves from, once its advertised endpoint is known. */
@@ -131,12 +157,20 @@ public final class SkeinBroker implements AutoCloseable {
 
         // replication: fetchers for the partitions this broker follows; stopped before the replica manager
         ReplicationConfig replication = ReplicationConfig.from(config);
-        ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), replicaManager, replication, time);
+        ReplicationThrottles throttles = ReplicationThrottles.create(time);
+        ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), replicaManager, replication, time,
+                throttles.follower());
         resources.add(fetchers);
         replicaManager.enableReplication(controller, fetchers, replication);
+        replicaManager.enableThrottling(throttles);
+        registerThrottleMetrics(registry, throttles);
 
+        applyThrottleRates(throttles, controller.image());
         replicaManager.applyImage(controller.image());
-        controller.addListener(replicaManager::applyImage);
+        controller.addListener(img -> {
+            applyThrottleRates(throttles, img);
+            replicaManager.applyImage(img);
+        });
 
         if (!Controllers.isQuorum(config) && controller.image().topic(Topics.GROUP_METADATA_TOPIC) == null) {
             createOffsetsTopic(controller, 1);

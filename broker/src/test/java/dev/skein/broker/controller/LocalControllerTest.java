@@ -52,6 +52,25 @@ class LocalControllerTest {
     }
 
     @Test
+    void dynamicBrokerConfigsSurviveARestartAndReachListeners() throws Exception {
+        try (LocalController c = new LocalController(dir, "cluster-a", SELF)) {
+            List<String> seen = new ArrayList<>();
+            c.addListener(image -> seen.add(image.dynamicBrokerConfig(1, "follower.replication.throttled.rate")));
+            c.alterBrokerConfigs("", Map.of("follower.replication.throttled.rate", "2000"), false);
+            c.alterBrokerConfigs("1", Map.of("follower.replication.throttled.rate", "1000"), false);
+            c.alterBrokerConfigs("1", Map.of("leader.replication.throttled.rate", "5"), true);
+            assertThatThrownBy(() -> c.alterBrokerConfigs("1", Map.of("log.retention.ms", "5"), false))
+                    .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("log.retention.ms");
+            assertThat(seen).containsExactly("2000", "1000");
+        }
+        try (LocalController c = new LocalController(dir, "cluster-a", SELF)) {
+            assertThat(c.image().brokerConfigs()).isEqualTo(Map.of(
+                    "", Map.of("follower.replication.throttled.rate", "2000"),
+                    "1", Map.of("follower.replication.throttled.rate", "1000")));
+        }
+    }
+
+    @Test
     void listenersSeeEveryChangeInOrder() throws Exception {
         try (LocalController c = new LocalController(dir, "cluster-a", SELF)) {
             List<Integer> counts = new ArrayList<>();

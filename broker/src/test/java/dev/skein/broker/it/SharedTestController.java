@@ -34,6 +34,7 @@ import java.util.function.Consumer;
  * view only detaches the broker's listeners, as a stopped broker stops hearing metadata.
  */
 public final class SharedTestController {
+    private final Map<String, Map<String, String>> brokerConfigs = new java.util.TreeMap<>();
     private final String clusterId;
     private final Map<Integer, ClusterImage.BrokerInfo> brokers = new TreeMap<>();
     private final Map<String, TopicMetadata> topics = new TreeMap<>();
@@ -126,7 +127,21 @@ public final class SharedTestController {
     }
 
     private ClusterImage build() {
-        return new ClusterImage(clusterId, 0, new ArrayList<>(brokers.values()), new ArrayList<>(topics.values()));
+        return new ClusterImage(clusterId, 0, new ArrayList<>(brokers.values()), new ArrayList<>(topics.values()),
+                brokerConfigs);
+    }
+
+    synchronized void alterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly) {
+        dev.skein.broker.config.DynamicBrokerConfigs.validateResource(resource);
+        dev.skein.broker.config.DynamicBrokerConfigs.validate(configs);
+        if (!validateOnly) {
+            if (configs.isEmpty()) {
+                brokerConfigs.remove(resource);
+            } else {
+                brokerConfigs.put(resource, Map.copyOf(configs));
+            }
+            publish();
+        }
     }
 
     private void publish() {
@@ -276,6 +291,11 @@ public final class SharedTestController {
         @Override
         public TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) {
             return SharedTestController.this.alterTopicConfigs(topic, configs, validateOnly);
+        }
+
+        @Override
+        public void alterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly) {
+            SharedTestController.this.alterBrokerConfigs(resource, configs, validateOnly);
         }
 
         @Override

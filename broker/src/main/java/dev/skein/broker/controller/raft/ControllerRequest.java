@@ -55,6 +55,10 @@ sealed interface ControllerRequest {
     record ElectLeader(byte electionType, TopicPartition partition) implements ControllerRequest {
     }
 
+    record AlterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly)
+            implements ControllerRequest {
+    }
+
     static byte[] encode(ControllerRequest request) {
         return Bytes.write(out -> {
             out.writeByte(VERSION);
@@ -136,6 +140,12 @@ sealed interface ControllerRequest {
                     out.writeUTF(e.partition().topic());
                     out.writeInt(e.partition().partition());
                 }
+                case AlterBrokerConfigs a -> {
+                    out.writeByte(20);
+                    out.writeUTF(a.resource());
+                    writeConfigs(out, a.configs());
+                    out.writeBoolean(a.validateOnly());
+                }
             }
         });
     }
@@ -190,6 +200,7 @@ sealed interface ControllerRequest {
                     byte electionType = in.readByte();
                     yield new ElectLeader(electionType, new TopicPartition(in.readUTF(), in.readInt()));
                 }
+                case 20 -> new AlterBrokerConfigs(in.readUTF(), readConfigs(in), in.readBoolean());
                 default -> throw new IOException("Unknown controller request type " + type);
             };
         });

@@ -240,6 +240,11 @@ public final class RaftController implements Controller {
     }
 
     @Override
+    public void alterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly) {
+        call(new ControllerRequest.AlterBrokerConfigs(resource, configs, validateOnly));
+    }
+
+    @Override
     public synchronized long allocateProducerId() {
         if (nextProducerId >= producerIdBlockEnd) {
             long first = call(new ControllerRequest.AllocateProducerIds(PRODUCER_ID_BLOCK_SIZE)).value();
@@ -361,6 +366,10 @@ public final class RaftController implements Controller {
                 long index = commands.isEmpty() ? stateMachine.appliedIndex() : propose(commands).index();
                 BrokerHeartbeat hb = logic.heartbeatReply(stateMachine.state(), h.brokerId(), h.wantShutdown());
                 yield ControllerReply.ok((hb.fenced() ? 1 : 0) | (hb.shutdownAllowed() ? 2 : 0), index, null);
+            }
+            case ControllerRequest.AlterBrokerConfigs a -> {
+                List<MetadataCommand> commands = logic.alterBrokerConfigs(s, a.resource(), a.configs());
+                yield a.validateOnly() ? ControllerReply.ok(0, stateMachine.appliedIndex(), null) : propose(commands);
             }
             case ControllerRequest.AlterPartition a -> {
                 ControllerReply reply = propose(logic.alterPartition(s, a.partition(), a.leaderId(), a.leaderEpoch(),
