@@ -32,6 +32,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,6 +74,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private final Map<String, Counter> bytesIn = new ConcurrentHashMap<>();
     private final Map<String, Counter> bytesOut = new ConcurrentHashMap<>();
     private final Map<String, Counter> messagesIn = new ConcurrentHashMap<>();
+    private volatile Map<String, Integer> minIsrByTopic = Map.of();
     private volatile ClusterImage image;
     private volatile ReplicationConfig replicationConfig = ReplicationConfig.defaults();
     private volatile ReplicationThrottles throttles;
@@ -139,6 +141,11 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         if (closed) {
             return;
         }
+        Map<String, Integer> minIsr = new HashMap<>();
+        for (TopicMetadata t : next.topics()) {
+            minIsr.put(t.name(), minInsyncReplicas(t));
+        }
+        minIsrByTopic = Map.copyOf(minIsr);
         this.image = next;
         long now = time.milliseconds();
         Set<TopicPartition> wanted = new HashSet<>();
@@ -342,10 +349,9 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         }
     }
 
+    /** The topic's min.insync.replicas, from the table built with the last image (parsing configs is too slow per request). */
     private int minIsr(TopicPartition tp) {
-        ClusterImage img = image;
-        TopicMetadata topic = img == null ? null : img.topic(tp.topic());
-        return topic == null ? 1 : minInsyncReplicas(topic);
+        return minIsrByTopic.getOrDefault(tp.topic(), 1);
     }
 
     private Appended appendOne(TopicPartition tp, MemoryRecords records, short acks) {
