@@ -1,5 +1,6 @@
 package dev.skein.broker.coordinator;
 
+import dev.skein.broker.testing.ManualTime;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.ByteBuffer;

@@ -10,7 +10,7 @@ import dev.skein.broker.server.FetchResult;
 import dev.skein.broker.server.LogManager;
 import dev.skein.broker.server.ProduceResult;
 import dev.skein.broker.server.ReplicaManager;
-import dev.skein.broker.storage.ManualTime;
+import dev.skein.broker.testing.ManualTime;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;

@@ -2,7 +2,7 @@ package dev.skein.broker.replication;
 
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.storage.EpochEndOffset;
-import dev.skein.broker.storage.ManualTime;
+import dev.skein.broker.testing.ManualTime;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

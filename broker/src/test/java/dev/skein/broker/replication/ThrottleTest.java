@@ -1,44 +1,17 @@
 package dev.skein.broker.replication;
 
-import org.apache.kafka.common.utils.Time;
+import dev.skein.broker.testing.ManualTime;
 import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class ThrottleTest {
     private static final long MB = 1024 * 1024;
 
-    /** A clock that moves only when the test says so. */
-    private static final class Clock implements Time {
-        final AtomicLong nowMs = new AtomicLong(1_000_000);
-
-        @Override
-        public long milliseconds() {
-            return nowMs.get();
-        }
-
-        @Override
-        public long nanoseconds() {
-            return TimeUnit.MILLISECONDS.toNanos(nowMs.get());
-        }
-
-        @Override
-        public void sleep(long ms) {
-            nowMs.addAndGet(ms);
-        }
-
-        @Override
-        public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException();
-        }
-    }
-
-    private final Clock clock = new Clock();
+    private final ManualTime clock = new ManualTime(1_000_000);
 
     @Test
     void unlimitedByDefault() {

@@ -1,5 +1,6 @@
 package dev.skein.broker.storage;
 
+import dev.skein.broker.testing.ManualTime;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.MemoryRecords;

@@ -1,22 +1,26 @@
-package dev.skein.broker.coordinator;
+package dev.skein.broker.testing;
+
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.utils.Time;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
-import org.apache.kafka.common.errors.TimeoutException;
-import org.apache.kafka.common.utils.Time;
-
-/** A clock that only moves when a test says so. */
-final class ManualTime implements Time {
+/** A clock for tests that moves only when the test says so ({@link #advance} or {@link #sleep}). Thread-safe. */
+public final class ManualTime implements Time {
     private final AtomicLong nowMs;
 
-    ManualTime(long startMs) {
+    public ManualTime(long startMs) {
         this.nowMs = new AtomicLong(startMs);
     }
 
-    ManualTime() {
+    public ManualTime() {
         this(1_700_000_000_000L);
+    }
+
+    public void advance(long ms) {
+        nowMs.addAndGet(ms);
     }
 
     @Override
@@ -34,14 +38,11 @@ final class ManualTime implements Time {
         nowMs.addAndGet(ms);
     }
 
+    /** Never waits: a condition that does not hold now fails at once. */
     @Override
     public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
         if (!condition.get()) {
             throw new TimeoutException("ManualTime does not wait");
         }
-    }
-
-    void advance(long ms) {
-        nowMs.addAndGet(ms);
     }
 }
