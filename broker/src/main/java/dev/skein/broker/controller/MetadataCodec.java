@@ -318,15 +318,17 @@ public final class MetadataCodec {
         return out;
     }
 
-    interface Writer {
+    /** Writes one encoding to a stream (the metadata records, and the quorum's requests and replies). */
+    public interface Writer {
         void write(DataOutputStream out) throws IOException;
     }
 
-    interface Reader<T> {
+    /** Reads one encoding from a stream. */
+    public interface Reader<T> {
         T read(DataInputStream in) throws IOException;
     }
 
-    static byte[] write(Writer writer) {
+    public static byte[] write(Writer writer) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             writer.write(out);
@@ -336,7 +338,7 @@ public final class MetadataCodec {
         return bytes.toByteArray();
     }
 
-    static <T> T read(byte[] bytes, Reader<T> reader) {
+    public static <T> T read(byte[] bytes, Reader<T> reader) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
             return reader.read(in);
         } catch (IOException e) {

@@ -25,7 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -66,19 +65,9 @@ class ReplicationThrottleIT {
 
     @BeforeEach
     void startCluster() throws Exception {
-        int[] controllerPorts = new int[3];
+        List<Map<String, String>> quorum = TestBroker.quorumProperties(dir, 3);
         for (int i = 0; i < 3; i++) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                controllerPorts[i] = s.getLocalPort();
-            }
-        }
-        String voters = "0@127.0.0.1:" + controllerPorts[0] + ",1@127.0.0.1:" + controllerPorts[1]
-                + ",2@127.0.0.1:" + controllerPorts[2];
-        for (int i = 0; i < 3; i++) {
-            Map<String, String> p = new HashMap<>(TestBroker.baseProperties(dir.resolve("broker-" + i), 0));
-            p.put("node.id", Integer.toString(i));
-            p.put("controller.quorum.voters", voters);
-            p.put("listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + controllerPorts[i]);
+            Map<String, String> p = quorum.get(i);
             p.put("offsets.topic.replication.factor", "3");
             p.put("offsets.topic.num.partitions", "1");
             p.put("broker.heartbeat.interval.ms", "200");

@@ -76,6 +76,30 @@ public final class TestBroker implements AutoCloseable {
         return p;
     }
 
+    /**
+     * Properties of a cluster of {@code size} in-JVM brokers under {@code dir}, each a voter of the
+     * controller quorum (node ids 0..size-1, controller ports picked free, Kafka ports chosen by the OS).
+     */
+    public static List<Map<String, String>> quorumProperties(Path dir, int size) throws IOException {
+        List<String> voters = new ArrayList<>();
+        List<Integer> controllerPorts = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+                controllerPorts.add(s.getLocalPort());
+            }
+            voters.add(i + "@127.0.0.1:" + controllerPorts.get(i));
+        }
+        List<Map<String, String>> out = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            Map<String, String> p = baseProperties(dir.resolve("broker-" + i), 0);
+            p.put("node.id", Integer.toString(i));
+            p.put("controller.quorum.voters", String.join(",", voters));
+            p.put("listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + controllerPorts.get(i));
+            out.add(p);
+        }
+        return out;
+    }
+
     private void startBroker(int listenPort) throws Exception {
         Map<String, String> p = baseProperties(dataDir, listenPort);
         p.putAll(overrides);

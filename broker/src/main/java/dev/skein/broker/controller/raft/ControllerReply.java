@@ -1,5 +1,7 @@
 package dev.skein.broker.controller.raft;
 
+import dev.skein.broker.controller.MetadataCodec;
+
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.UnknownServerException;
 import org.apache.kafka.common.protocol.Errors;
@@ -33,7 +35,7 @@ record ControllerReply(short errorCode, String message, long value, long index, 
     }
 
     byte[] encode() {
-        return Bytes.write(out -> {
+        return MetadataCodec.write(out -> {
             out.writeByte(VERSION);
             out.writeShort(errorCode);
             out.writeBoolean(message != null);
@@ -50,7 +52,7 @@ record ControllerReply(short errorCode, String message, long value, long index, 
     }
 
     static ControllerReply decode(byte[] bytes) {
-        return Bytes.read(bytes, in -> {
+        return MetadataCodec.read(bytes, in -> {
             byte version = in.readByte();
             if (version != VERSION) {
                 throw new java.io.IOException("Unsupported controller reply version " + version);

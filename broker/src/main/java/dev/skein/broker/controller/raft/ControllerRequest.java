@@ -1,5 +1,7 @@
 package dev.skein.broker.controller.raft;
 
+import dev.skein.broker.controller.MetadataCodec;
+
 import dev.skein.broker.metadata.ClusterImage;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -60,7 +62,7 @@ sealed interface ControllerRequest {
     }
 
     static byte[] encode(ControllerRequest request) {
-        return Bytes.write(out -> {
+        return MetadataCodec.write(out -> {
             out.writeByte(VERSION);
             switch (request) {
                 case CreateTopic c -> {
@@ -151,7 +153,7 @@ sealed interface ControllerRequest {
     }
 
     static ControllerRequest decode(byte[] bytes) {
-        return Bytes.read(bytes, in -> {
+        return MetadataCodec.read(bytes, in -> {
             byte version = in.readByte();
             if (version != VERSION) {
                 throw new IOException("Unsupported controller request version " + version);
