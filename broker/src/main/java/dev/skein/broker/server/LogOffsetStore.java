@@ -30,6 +30,8 @@ import java.util.function.Consumer;
  */
 public final class LogOffsetStore implements OffsetStore {
     private static final int READ_CHUNK_BYTES = 1024 * 1024;
+    /** Kafka's {@code offsets.commit.timeout.ms} default. */
+    private static final long COMMIT_TIMEOUT_MS = 5_000;
 
     private final ReplicaManager replicaManager;
     private final int numPartitions;
@@ -55,13 +57,18 @@ public final class LogOffsetStore implements OffsetStore {
                 .map(r -> new SimpleRecord(now, r.key(), r.value()))
                 .toArray(SimpleRecord[]::new);
         TopicPartition tp = new TopicPartition(Topics.GROUP_METADATA_TOPIC, partitionFor(groupId));
-        ProduceResult result = replicaManager.append(Map.of(tp, MemoryRecords.withRecords(Compression.NONE, simple)), (short) -1)
-                .get(tp);
-        if (result.error() != Errors.NONE) {
-            return CompletableFuture.failedFuture(result.error().exception(
-                    "Could not store group state of " + groupId + ": " + result.errorMessage()));
-        }
-        return CompletableFuture.completedFuture(null);
+        // like Kafka's offsets.commit.required.acks=-1: a commit is answered once the ISR has it, so a
+        // committed offset survives the loss of the coordinator's broker
+        return replicaManager.appendAsync(Map.of(tp, MemoryRecords.withRecords(Compression.NONE, simple)), (short) -1,
+                        COMMIT_TIMEOUT_MS)
+                .thenCompose(results -> {
+                    ProduceResult result = results.get(tp);
+                    if (result.error() != Errors.NONE) {
+                        return CompletableFuture.failedFuture(result.error().exception(
+                                "Could not store group state of " + groupId + ": " + result.errorMessage()));
+                    }
+                    return CompletableFuture.completedFuture(null);
+                });
     }
 
     @Override

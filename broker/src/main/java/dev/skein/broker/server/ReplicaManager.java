@@ -296,19 +296,6 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     // ---------------------------------------------------------------- produce
 
     /**
-     * Appends each partition's records as leader and answers after the leader append, whatever
-     * {@code acks} says (with {@code acks=all} the ISR must still hold {@code min.insync.replicas}).
-     * For the broker's own writes to its single-replica internal topic; clients use {@link #appendAsync}.
-     */
-    public Map<TopicPartition, ProduceResult> append(Map<TopicPartition, MemoryRecords> records, short acks) {
-        Map<TopicPartition, ProduceResult> results = new LinkedHashMap<>();
-        for (Map.Entry<TopicPartition, MemoryRecords> e : records.entrySet()) {
-            results.put(e.getKey(), appendOne(e.getKey(), e.getValue(), acks).result());
-        }
-        return results;
-    }
-
-    /**
      * Appends each partition's records as leader. With {@code acks=all} a partition's answer waits
      * until the high watermark covers the append (or the ISR falls below min ISR, the leadership
      * moves, or {@code timeoutMs} passes); otherwise it is ready after the leader append.

@@ -1,11 +1,11 @@
 package dev.skein.broker.it;
 
+import dev.skein.broker.testing.FreePorts;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,9 +29,7 @@ final class BrokerProcess implements AutoCloseable {
 
     BrokerProcess(Map<String, String> overrides) throws IOException {
         dir = Files.createTempDirectory("skein-proc-");
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        port = FreePorts.pick();
         Map<String, String> p = TestBroker.baseProperties(dir, port);
         p.putAll(overrides);
         Properties props = new Properties();

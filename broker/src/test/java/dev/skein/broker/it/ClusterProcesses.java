@@ -1,11 +1,11 @@
 package dev.skein.broker.it;
 
+import dev.skein.broker.testing.FreePorts;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,8 +37,8 @@ final class ClusterProcesses implements AutoCloseable {
         ports = new int[size];
         int[] controllerPorts = new int[size];
         for (int i = 0; i < size; i++) {
-            ports[i] = freePort();
-            controllerPorts[i] = freePort();
+            ports[i] = FreePorts.pick();
+            controllerPorts[i] = FreePorts.pick();
         }
         List<String> voters = new ArrayList<>();
         for (int i = 0; i < size; i++) {
@@ -63,12 +63,6 @@ final class ClusterProcesses implements AutoCloseable {
             try (OutputStream out = Files.newOutputStream(propertiesFiles[i])) {
                 props.store(out, "ClusterProcesses node " + i);
             }
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         }
     }
 

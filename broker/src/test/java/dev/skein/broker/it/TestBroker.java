@@ -1,5 +1,6 @@
 package dev.skein.broker.it;
 
+import dev.skein.broker.testing.FreePorts;
 import dev.skein.broker.config.BrokerConfig;
 import dev.skein.broker.server.SkeinBroker;
 import org.apache.kafka.clients.admin.Admin;
@@ -81,12 +82,12 @@ public final class TestBroker implements AutoCloseable {
      * controller quorum (node ids 0..size-1, controller ports picked free, Kafka ports chosen by the OS).
      */
     public static List<Map<String, String>> quorumProperties(Path dir, int size) throws IOException {
+        // brokers of a test share this JVM: a Ratis failure must fail the test, not call System.exit
+        org.apache.ratis.util.ExitUtils.disableSystemExit();
         List<String> voters = new ArrayList<>();
         List<Integer> controllerPorts = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-                controllerPorts.add(s.getLocalPort());
-            }
+            controllerPorts.add(FreePorts.pick());
             voters.add(i + "@127.0.0.1:" + controllerPorts.get(i));
         }
         List<Map<String, String>> out = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.skein.broker.controller.raft;
 
+import dev.skein.broker.testing.FreePorts;
 import dev.skein.broker.controller.BrokerLifecycle;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
@@ -17,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,11 +46,11 @@ class RaftControllerQuorumIT {
 
     @BeforeEach
     void startQuorum() throws Exception {
+        // the voters share this JVM: a Ratis failure must fail the test, not call System.exit
+        org.apache.ratis.util.ExitUtils.disableSystemExit();
         voters = new ArrayList<>();
         for (int id = 0; id < 3; id++) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                voters.add(new QuorumVoter(id, "127.0.0.1", s.getLocalPort()));
-            }
+            voters.add(new QuorumVoter(id, "127.0.0.1", FreePorts.pick()));
             incarnations.put(id, Uuid.randomUuid());
         }
         for (int id = 0; id < 3; id++) {
