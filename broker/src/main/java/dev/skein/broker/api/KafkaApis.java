@@ -75,7 +75,7 @@ public final class KafkaApis implements RequestHandler {
         this.configs = new ConfigsApi(controller, config);
         this.topics = new TopicAdminApi(controller, config, configs, coordinator);
         this.offsets = new OffsetsApi(replicaManager);
-        this.groups = new GroupApi(config.nodeId());
+        this.groups = new GroupApi();
         this.reassignments = new ReassignmentApi(controller);
     }
 

@@ -115,6 +115,57 @@ class ControllerQuorumIT {
         }
     }
 
+    @Test
+    void consumerGroupsFindTheLeaderOfTheirOffsetsPartitionAsCoordinator() throws Exception {
+        awaitThreeLiveBrokers();
+        String bootstrap = brokers.stream().map(SkeinBroker::bootstrapServers).collect(Collectors.joining(","));
+        try (Admin admin = admin(0)) {
+            admin.createTopics(List.of(new NewTopic("grouped", 3, (short) 3))).all().get();
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(admin.describeTopics(
+                    List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get().get(Topics.GROUP_METADATA_TOPIC)
+                    .partitions()).allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
+        }
+        Map<String, Object> producerProps = Map.of(
+                org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "all",
+                org.apache.kafka.clients.producer.ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                org.apache.kafka.common.serialization.StringSerializer.class.getName(),
+                org.apache.kafka.clients.producer.ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                org.apache.kafka.common.serialization.StringSerializer.class.getName());
+        try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<String, String>(producerProps)) {
+            for (int i = 0; i < 300; i++) {
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("grouped", "k" + i, "v" + i));
+            }
+            producer.flush();
+        }
+        // several groups, so their coordinators land on different brokers
+        for (String group : List.of("g-a", "g-b", "g-c", "g-d")) {
+            Map<String, Object> consumerProps = Map.of(
+                    org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                    org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG, group,
+                    org.apache.kafka.clients.consumer.ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                    org.apache.kafka.clients.consumer.ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                    org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                    org.apache.kafka.common.serialization.StringDeserializer.class.getName(),
+                    org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                    org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+            Set<String> seen = new java.util.HashSet<>();
+            try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(consumerProps)) {
+                consumer.subscribe(List.of("grouped"));
+                await().atMost(Duration.ofSeconds(60)).until(() -> {
+                    consumer.poll(Duration.ofMillis(200)).forEach(r -> seen.add(r.value()));
+                    consumer.commitSync();
+                    return seen.size() == 300;
+                });
+            }
+            try (Admin admin = admin(1)) {
+                long committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()
+                        .values().stream().mapToLong(o -> o.offset()).sum();
+                assertThat(committed).as("offsets committed by %s", group).isEqualTo(300);
+            }
+        }
+    }
+
     private void awaitThreeLiveBrokers() {
         try (Admin admin = admin(0)) {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
