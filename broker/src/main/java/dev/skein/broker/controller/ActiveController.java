@@ -13,16 +13,12 @@ import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.EligibleLeadersNotAvailableException;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
-import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
-import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidRequestException;
-import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.InvalidUpdateVersionException;
 import org.apache.kafka.common.errors.NoReassignmentInProgressException;
 import org.apache.kafka.common.errors.PreferredLeaderNotAvailableException;
 import org.apache.kafka.common.errors.StaleBrokerEpochException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicIdException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
@@ -80,24 +76,8 @@ public final class ActiveController {
 
     public List<MetadataCommand> createTopic(MetadataState s, String name, int partitions, short replicationFactor,
                                              Map<String, String> configs) {
-        Topic.validate(name);
-        if (s.topic(name) != null) {
-            throw new TopicExistsException("Topic '" + name + "' already exists.");
-        }
-        for (String existing : s.topics().keySet()) {
-            if (Topic.hasCollision(name, existing)) {
-                throw new InvalidTopicException("Topic '" + name + "' collides with existing topic: " + existing);
-            }
-        }
-        if (partitions <= 0) {
-            throw new InvalidPartitionsException("Number of partitions was set to an invalid non-positive value.");
-        }
-        if (replicationFactor <= 0) {
-            throw new InvalidReplicationFactorException("Replication factor must be larger than 0.");
-        }
         List<BrokerRegistration> live = placeable(s);
-        checkReplicationFactor(replicationFactor, live.size());
-        TopicConfigs.validate(configs);
+        TopicRules.checkNewTopic(name, s.topics().keySet(), partitions, replicationFactor, live.size(), configs);
         checkMinIsr(configs, replicationFactor);
         Uuid id = new Uuid(random.nextLong(), random.nextLong());
         while (id.equals(Uuid.ZERO_UUID) || id.equals(Uuid.METADATA_TOPIC_ID) || s.topic(id) != null) {
@@ -115,20 +95,10 @@ public final class ActiveController {
     }
 
     public List<MetadataCommand> createPartitions(MetadataState s, String topic, int newCount) {
-        TopicMetadata t = s.topic(topic);
-        if (t == null) {
-            throw new UnknownTopicOrPartitionException("This server does not host this topic-partition.");
-        }
-        if (newCount < t.partitionCount()) {
-            throw new InvalidPartitionsException("Topic currently has " + t.partitionCount()
-                    + " partitions, which is higher than the requested " + newCount + ".");
-        }
-        if (newCount == t.partitionCount()) {
-            throw new InvalidPartitionsException("Topic already has " + t.partitionCount() + " partitions.");
-        }
+        TopicMetadata t = TopicRules.checkPartitionIncrease(s.topic(topic), newCount);
         int rf = t.partition(0).replicas().size();
         List<BrokerRegistration> live = placeable(s);
-        checkReplicationFactor(rf, live.size());
+        TopicRules.checkReplicationFactor(rf, live.size());
         return List.of(new MetadataCommand.CreatePartitions(t.id(), t.partitionCount(),
                 ReplicaPlacer.place(live, t.partitionCount(), newCount - t.partitionCount(), rf, random)));
     }
@@ -539,14 +509,6 @@ public final class ActiveController {
 
     private List<BrokerRegistration> placeable(MetadataState s) {
         return s.brokers().values().stream().filter(b -> !b.fenced() && !shuttingDown.contains(b.id())).toList();
-    }
-
-    private static void checkReplicationFactor(int replicationFactor, int liveBrokers) {
-        if (replicationFactor > liveBrokers) {
-            throw new InvalidReplicationFactorException("Unable to replicate the partition " + replicationFactor
-                    + " time(s): The target replication factor of " + replicationFactor
-                    + " cannot be reached because only " + liveBrokers + " broker(s) are registered and live.");
-        }
     }
 
     private static void checkMinIsr(Map<String, String> configs, int replicationFactor) {

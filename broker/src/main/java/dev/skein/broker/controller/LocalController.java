@@ -9,13 +9,9 @@ import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ElectionNotNeededException;
-import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.NoReassignmentInProgressException;
-import org.apache.kafka.common.errors.InvalidReplicationFactorException;
-import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.KafkaStorageException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicIdException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
@@ -187,28 +183,7 @@ public final class LocalController implements Controller {
     @Override
     public synchronized TopicMetadata createTopic(String name, int partitions, short replicationFactor,
                                                   Map<String, String> configs, boolean validateOnly) {
-        Topic.validate(name);
-        if (topics.containsKey(name)) {
-            throw new TopicExistsException("Topic '" + name + "' already exists.");
-        }
-        for (String existing : topics.keySet()) {
-            if (Topic.hasCollision(name, existing)) {
-                throw new InvalidTopicException("Topic '" + name + "' collides with existing topic: " + existing);
-            }
-        }
-        if (partitions <= 0) {
-            throw new InvalidPartitionsException("Number of partitions was set to an invalid non-positive value.");
-        }
-        if (replicationFactor <= 0) {
-            throw new InvalidReplicationFactorException("Replication factor must be larger than 0.");
-        }
-        int brokers = image.brokers().size();
-        if (replicationFactor > brokers) {
-            throw new InvalidReplicationFactorException("Unable to replicate the partition " + replicationFactor
-                    + " time(s): The target replication factor of " + replicationFactor
-                    + " cannot be reached because only " + brokers + " broker(s) are registered.");
-        }
-        TopicConfigs.validate(configs);
+        TopicRules.checkNewTopic(name, topics.keySet(), partitions, replicationFactor, image.brokers().size(), configs);
         TopicMetadata t = new TopicMetadata(name, Uuid.randomUuid(), singleReplicaPartitions(partitions), configs);
         if (!validateOnly) {
             Map<String, TopicMetadata> next = new LinkedHashMap<>(topics);
@@ -233,17 +208,7 @@ public final class LocalController implements Controller {
 
     @Override
     public synchronized TopicMetadata createPartitions(String topic, int newCount, boolean validateOnly) {
-        TopicMetadata t = topics.get(topic);
-        if (t == null) {
-            throw new UnknownTopicOrPartitionException("This server does not host this topic-partition.");
-        }
-        if (newCount < t.partitionCount()) {
-            throw new InvalidPartitionsException("Topic currently has " + t.partitionCount()
-                    + " partitions, which is higher than the requested " + newCount + ".");
-        }
-        if (newCount == t.partitionCount()) {
-            throw new InvalidPartitionsException("Topic already has " + t.partitionCount() + " partitions.");
-        }
+        TopicMetadata t = TopicRules.checkPartitionIncrease(topics.get(topic), newCount);
         TopicMetadata updated = t.withPartitions(singleReplicaPartitions(newCount));
         if (!validateOnly) {
             Map<String, TopicMetadata> next = new LinkedHashMap<>(topics);
