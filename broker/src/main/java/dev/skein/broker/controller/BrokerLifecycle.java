@@ -16,8 +16,14 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A broker's side of its lifecycle with the controller: registers (endpoint, rack, log-dir
- * incarnation), then heartbeats every {@code broker.heartbeat.interval.ms}; re-registers when the
- * controller no longer knows its epoch. {@link #close} performs a controlled shutdown: heartbeats
+ * incarnation), waits until its own metadata includes that registration, then heartbeats every
+ * {@code broker.heartbeat.interval.ms}; re-registers when the controller no longer knows its epoch.
+ *
+ * <p>Catching up first matters after a restart: until then the local image is an old one, in which
+ * this broker may still lead partitions whose logs have moved on elsewhere. The registration moved
+ * those leaderships away, so once it is applied here {@code onCaughtUp} runs (the broker starts
+ * acting on metadata and serving clients), and only then do heartbeats ask to be unfenced, as a
+ * Kafka broker waits for its metadata log before it asks to be unfenced. {@link #close} performs a controlled shutdown: heartbeats
  * asking to shut down until the controller has moved every leadership away (bounded by
  * {@code shutdownTimeoutMs}), then stops. One thread does all of this, so calls never overlap.
  */
@@ -29,15 +35,24 @@ public final class BrokerLifecycle implements AutoCloseable {
     private final long heartbeatIntervalMs;
     private final long shutdownTimeoutMs;
     private ScheduledExecutorService thread;
+    private final Runnable onCaughtUp;
     private volatile long brokerEpoch = -1;
     private volatile boolean fenced = true;
+    private volatile boolean caughtUp;
 
     public BrokerLifecycle(Controller controller, ClusterImage.BrokerInfo self, long heartbeatIntervalMs,
                            long shutdownTimeoutMs) {
+        this(controller, self, heartbeatIntervalMs, shutdownTimeoutMs, () -> { });
+    }
+
+    /** @param onCaughtUp runs once, on the lifecycle thread, when the local metadata includes the first registration */
+    public BrokerLifecycle(Controller controller, ClusterImage.BrokerInfo self, long heartbeatIntervalMs,
+                           long shutdownTimeoutMs, Runnable onCaughtUp) {
         this.controller = controller;
         this.self = self;
         this.heartbeatIntervalMs = heartbeatIntervalMs;
         this.shutdownTimeoutMs = shutdownTimeoutMs;
+        this.onCaughtUp = onCaughtUp;
     }
 
     public synchronized void start() {
@@ -54,6 +69,11 @@ public final class BrokerLifecycle implements AutoCloseable {
         return brokerEpoch;
     }
 
+    /** Whether this broker's metadata has included its registration (it acts on metadata from then on). */
+    public boolean isCaughtUp() {
+        return caughtUp;
+    }
+
     /** Whether the controller last answered that this broker is fenced. */
     public boolean isFenced() {
         return fenced;
@@ -65,6 +85,19 @@ public final class BrokerLifecycle implements AutoCloseable {
                 brokerEpoch = controller.registerBroker(self);
                 log.info("Broker {} registered with epoch {} (incarnation {})", self.id(), brokerEpoch, self.incarnation());
             }
+            if (!caughtUp) {
+                if (!controller.awaitMetadata(brokerEpoch, Math.max(heartbeatIntervalMs, 1_000))) {
+                    log.info("Broker {} is catching up with the metadata log (to {})", self.id(), brokerEpoch);
+                    return;
+                }
+                caughtUp = true;
+                log.info("Broker {} caught up with the metadata log at {}", self.id(), brokerEpoch);
+                try {
+                    onCaughtUp.run();
+                } catch (RuntimeException e) {
+                    log.error("Broker {} failed to start serving after catching up", self.id(), e);
+                }
+            }
             boolean wasFenced = fenced;
             fenced = controller.heartbeat(self.id(), brokerEpoch, false).fenced();
             if (wasFenced && !fenced) {
@@ -74,6 +107,8 @@ public final class BrokerLifecycle implements AutoCloseable {
             log.info("Broker {} must register again: {}", self.id(), e.getMessage());
             brokerEpoch = -1;
             fenced = true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (ApiException e) {
             log.info("Broker {} heartbeat failed: {}", self.id(), e.toString());
         } catch (RuntimeException e) {

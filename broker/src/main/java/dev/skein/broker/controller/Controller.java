@@ -26,6 +26,26 @@ public interface Controller extends AutoCloseable {
     /** Called with every new image, in order, after it is durable. */
     void addListener(Consumer<ClusterImage> listener);
 
+    /**
+     * Called first with the current image, then with every later one, in order: nothing is missed
+     * and nothing older arrives after something newer (a listener added late must not regress).
+     */
+    default void subscribe(Consumer<ClusterImage> listener) {
+        synchronized (this) {
+            listener.accept(image());
+            addListener(listener);
+        }
+    }
+
+    /**
+     * Waits (bounded) until this node's image includes the metadata log up to {@code offset} (a
+     * broker epoch is such an offset); returns whether it does. A node whose metadata is local is
+     * always caught up.
+     */
+    default boolean awaitMetadata(long offset, long timeoutMs) throws InterruptedException {
+        return true;
+    }
+
     /** Creates a topic; {@code validateOnly} checks without creating. */
     TopicMetadata createTopic(String name, int partitions, short replicationFactor, Map<String, String> configs,
                               boolean validateOnly);

@@ -180,6 +180,13 @@ public final class LocalController implements Controller {
         listeners.add(listener);
     }
 
+    /** Images are published under this object's lock, so the current one and the next cannot cross. */
+    @Override
+    public synchronized void subscribe(Consumer<ClusterImage> listener) {
+        listener.accept(image);
+        listeners.add(listener);
+    }
+
     @Override
     public synchronized TopicMetadata createTopic(String name, int partitions, short replicationFactor,
                                                   Map<String, String> configs, boolean validateOnly) {

@@ -165,12 +165,15 @@ public final class SkeinBroker implements AutoCloseable {
         replicaManager.enableThrottling(throttles);
         registerThrottleMetrics(registry, throttles);
 
-        applyThrottleRates(throttles, controller.image());
-        replicaManager.applyImage(controller.image());
-        controller.addListener(img -> {
+        // With a quorum the local image may be an old one until this broker's registration is applied
+        // (a restart replays the metadata log): the broker acts on metadata and serves only from then on.
+        Runnable actOnMetadata = () -> controller.subscribe(img -> {
             applyThrottleRates(throttles, img);
             replicaManager.applyImage(img);
         });
+        if (!Controllers.isQuorum(config)) {
+            actOnMetadata.run();
+        }
 
         if (!Controllers.isQuorum(config) && controller.image().topic(Topics.GROUP_METADATA_TOPIC) == null) {
             createOffsetsTopic(controller, 1);
@@ -198,27 +201,40 @@ public final class SkeinBroker implements AutoCloseable {
         }
 
         scheduleBackgroundWork(logManager);
+        KafkaApis apis = new KafkaApis(config, controller, replicaManager, coordinator);
         if (Controllers.isQuorum(config)) {
-            // registers and heartbeats; closed first, so close() begins with the controlled shutdown
+            Runnable serve = () -> {
+                actOnMetadata.run();
+                AtomicBoolean coordinatorStarted = new AtomicBoolean();
+                scheduler.scheduleWithFixedDelay(() -> {
+                    createOffsetsTopicOnceBrokersAreLive(controller);
+                    // the coordinator loads every offsets partition, so it starts once this broker hosts them all
+                    if (!coordinatorStarted.get() && hostsOffsetsTopic(controller, offsetPartitions)) {
+                        coordinatorStarted.set(true);
+                        coordinator.start();
+                    }
+                }, 0, config.brokerHeartbeatIntervalMs(), TimeUnit.MILLISECONDS);
+                serve(apis);
+            };
+            // registers, catches up, then serves and heartbeats; closed first, so close() begins
+            // with the controlled shutdown
             BrokerLifecycle lifecycle = new BrokerLifecycle(controller, self, config.brokerHeartbeatIntervalMs(),
-                    Math.min(config.brokerSessionTimeoutMs(), 10_000));
+                    Math.min(config.brokerSessionTimeoutMs(), 10_000), serve);
             lifecycle.start();
             resources.add(lifecycle);
-            AtomicBoolean coordinatorStarted = new AtomicBoolean();
-            scheduler.scheduleWithFixedDelay(() -> {
-                createOffsetsTopicOnceBrokersAreLive(controller);
-                // the coordinator loads every offsets partition, so it starts once this broker hosts them all
-                if (!coordinatorStarted.get() && hostsOffsetsTopic(controller, offsetPartitions)) {
-                    coordinatorStarted.set(true);
-                    coordinator.start();
-                }
-            }, 0, config.brokerHeartbeatIntervalMs(), TimeUnit.MILLISECONDS);
+            log.info("Skein broker {} started: cluster {}, listening on {}:{} (advertised {}), HTTP port {}; "
+                            + "requests are served once its metadata has caught up", config.nodeId(), logDirs.clusterId(),
+                    listener.host(), port, advertised, httpPort);
+        } else {
+            serve(apis);
+            log.info("Skein broker {} started: cluster {}, listening on {}:{} (advertised {}), HTTP port {}",
+                    config.nodeId(), logDirs.clusterId(), listener.host(), port, advertised, httpPort);
         }
+    }
 
-        handler.complete(new KafkaApis(config, controller, replicaManager, coordinator));
+    private void serve(KafkaApis apis) {
+        handler.complete(apis);
         ready = true;
-        log.info("Skein broker {} started: cluster {}, listening on {}:{} (advertised {}), HTTP port {}",
-                config.nodeId(), logDirs.clusterId(), listener.host(), port, advertised, httpPort);
     }
 
     private void createOffsetsTopic(Controller controller, int replicationFactor) {

@@ -70,6 +70,11 @@ final class ClusterProcesses implements AutoCloseable {
         return ports.length;
     }
 
+    /** The node's Kafka (PLAINTEXT) port. */
+    int port(int node) {
+        return ports[node];
+    }
+
     /** Starts the node's JVM without waiting (a quorum needs a majority up before anyone is ready). */
     void start(int node) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
@@ -93,8 +98,12 @@ final class ClusterProcesses implements AutoCloseable {
             if (!processes[node].isAlive()) {
                 throw new IllegalStateException("node " + node + " exited with " + processes[node].exitValue() + ": " + log(node));
             }
-            try (Admin admin = admin(List.of(node), Duration.ofSeconds(3))) {
+            Admin admin = admin(List.of(node), Duration.ofSeconds(3));
+            try {
                 return admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).size() >= brokers;
+            } finally {
+                // bounded: an unbounded close waits for calls in flight, and a poll must not hang the wait
+                admin.close(Duration.ofSeconds(3));
             }
         });
     }

@@ -16,6 +16,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -34,6 +37,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -229,6 +233,59 @@ class FailoverIT {
         assertThat(anomalies).as("anomalies").isEmpty();
         assertThat(acked).isGreaterThan(1000);
         assertThat(failoverMs).allSatisfy(ms -> assertThat(ms).isLessThan(30_000));
+    }
+
+    /**
+     * A leader killed and restarted must not act on the metadata it replays from its own log: in
+     * that old image it still leads partitions whose logs have since moved on elsewhere, and a
+     * client that believed it (a consumer whose position is past the old log end) would be told
+     * OFFSET_OUT_OF_RANGE and reset to the beginning. From its first answer on, the restarted
+     * broker must name the current leader.
+     */
+    @Test
+    void aRestartedLeaderAnswersOnlyFromCaughtUpMetadata() throws Exception {
+        int partition = 0;
+        int oldLeader;
+        try (Admin admin = cluster.admin(List.of(0, 1, 2), Duration.ofSeconds(20));
+             KafkaProducer<String, String> producer = producer()) {
+            oldLeader = describe(admin).get(partition).leader().id();
+            for (int i = 0; i < 100; i++) {
+                producer.send(new ProducerRecord<>(TOPIC, partition, "k", "before-" + i));
+            }
+            producer.flush();
+            cluster.kill(oldLeader);
+            // the new leader takes writes the old one never sees
+            for (int i = 0; i < 100; i++) {
+                producer.send(new ProducerRecord<>(TOPIC, partition, "k", "after-" + i)).get(60, TimeUnit.SECONDS);
+            }
+        }
+        MetadataResponseData.MetadataResponsePartition current = metadataOf(cluster.port((oldLeader + 1) % 3), partition);
+        assertThat(current.leaderId()).isNotEqualTo(oldLeader);
+
+        cluster.start(oldLeader);
+        List<MetadataResponseData.MetadataResponsePartition> answers = new ArrayList<>();
+        // ask the restarted broker as early as it accepts connections, until it answers as a caught-up member
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
+            MetadataResponseData.MetadataResponsePartition p = metadataOf(cluster.port(oldLeader), partition);
+            answers.add(p);
+            return p.leaderEpoch() >= current.leaderEpoch() && p.isrNodes().contains(oldLeader);
+        });
+        assertThat(answers).allSatisfy(p -> {
+            assertThat(p.leaderId()).as("leader named by the restarted broker").isNotEqualTo(oldLeader);
+            assertThat(p.leaderEpoch()).as("leader epoch named by the restarted broker").isGreaterThanOrEqualTo(current.leaderEpoch());
+        });
+    }
+
+    private static MetadataResponseData.MetadataResponsePartition metadataOf(int port, int partition) throws Exception {
+        try (KafkaWire wire = new KafkaWire(port)) {
+            MetadataRequestData request = new MetadataRequestData().setAllowAutoTopicCreation(false);
+            request.topics().add(new MetadataRequestData.MetadataRequestTopic().setName(TOPIC));
+            MetadataResponseData response = wire.call(ApiKeys.METADATA, (short) 12, request);
+            MetadataResponseData.MetadataResponseTopic topic = response.topics().find(TOPIC);
+            assertThat(topic).isNotNull();
+            assertThat(topic.errorCode()).isZero();
+            return topic.partitions().stream().filter(p -> p.partitionIndex() == partition).findFirst().orElseThrow();
+        }
     }
 
     @Test

@@ -91,6 +91,20 @@ final class MetadataStateMachine extends BaseStateMachine {
         listeners.add(listener);
     }
 
+    /**
+     * Adds {@code listener} and queues the current image for it on the publisher, under the lock
+     * that {@link #publish} holds: the listener sees the current image, then every later one, in order.
+     */
+    synchronized void subscribe(Consumer<ClusterImage> listener) {
+        listeners.add(listener);
+        ClusterImage current = image;
+        try {
+            publisher.execute(() -> listener.accept(current));
+        } catch (RejectedExecutionException ignored) {
+            // closed
+        }
+    }
+
     /** Waits (bounded) until this node has applied the log up to {@code index}; returns whether it has. */
     synchronized boolean awaitApplied(long index, long timeoutMs) throws InterruptedException {
         long deadline = time.milliseconds() + timeoutMs;

@@ -204,6 +204,16 @@ public final class RaftController implements Controller {
         stateMachine.addListener(listener);
     }
 
+    @Override
+    public void subscribe(Consumer<ClusterImage> listener) {
+        stateMachine.subscribe(listener);
+    }
+
+    @Override
+    public boolean awaitMetadata(long offset, long timeoutMs) throws InterruptedException {
+        return stateMachine.awaitApplied(offset, timeoutMs);
+    }
+
     /** The applied metadata of this node, for tests and diagnostics. */
     public MetadataState state() {
         return stateMachine.state();
