@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.BiPredicate;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.DeleteGroupsRequestData;
@@ -115,6 +116,21 @@ final class CoordinatorState {
     void onLoaded(long nowMs) {
         groups.onLoaded(nowMs);
         scheduleOffsetExpiry(nowMs);
+    }
+
+    /** Ends the load of the selected groups (one partition): restored members must heartbeat from now. */
+    void onLoaded(Predicate<String> selected, long nowMs) {
+        groups.onLoaded(selected, nowMs);
+    }
+
+    /** Starts the periodic offset expiry (once; loading partitions does not restart it). */
+    void startOffsetExpiry(long nowMs) {
+        scheduleOffsetExpiry(nowMs);
+    }
+
+    /** Forgets the selected groups (their partition moved away); returns how many. */
+    int unload(Predicate<String> selected, long nowMs) {
+        return groups.unload(selected, nowMs);
     }
 
     private void scheduleOffsetExpiry(long nowMs) {

@@ -2,13 +2,16 @@ package dev.skein.broker.coordinator;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiPredicate;
 import java.util.function.Function;
 import java.util.function.LongFunction;
+import java.util.function.Predicate;
 
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.DeleteGroupsRequestData;
@@ -40,6 +43,13 @@ import org.slf4j.LoggerFactory;
  * Kafka's classic consumer-group coordinator (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
  * OffsetCommit/Fetch/Delete, List/Describe/DeleteGroups) over an {@link OffsetStore}.
  *
+ * <p>As in Kafka, the coordinator of a group is the leader of the group's {@code __consumer_offsets}
+ * partition: {@link #onElection} loads that partition's groups and offsets (the broker calls it
+ * when it becomes the partition's leader), {@link #onResignation} forgets them (when it stops
+ * leading it). A request for a group of a partition this coordinator does not hold answers
+ * NOT_COORDINATOR, so the client looks the coordinator up again. {@link #start} takes every
+ * partition at once (a single broker, tests); {@link #startWithoutPartitions} waits for elections.
+ *
  * <p>One thread owns all group state: public methods only enqueue an event and return a future,
  * which completes with the response to send (never exceptionally). The thread runs events, then
  * {@link CoordinatorState#poll} for timers (session, rebalance, initial delay, offset expiry) and
@@ -61,6 +71,8 @@ public final class GroupCoordinator implements AutoCloseable {
     /** Guards {@link #drained}: once close has drained the queue, late store continuations run inline. */
     private final Object lateEvents = new Object();
     private boolean drained;
+    /** The {@code __consumer_offsets} partitions whose groups this coordinator holds; coordinator thread only. */
+    private final Set<Integer> owned = new HashSet<>();
 
     public GroupCoordinator(GroupConfig config, OffsetStore store, Time time) {
         this.store = store;
@@ -81,23 +93,81 @@ public final class GroupCoordinator implements AutoCloseable {
         state.setTopicIds(nameForId, idForName);
     }
 
-    /** Loads committed offsets and groups from the store, then starts the coordinator thread. */
+    /** Starts the coordinator thread holding every partition of the store (loaded first). */
     public synchronized void start() {
+        startWithoutPartitions();
+        for (int p = 0; p < store.partitions(); p++) {
+            onElection(p, -1);
+        }
+    }
+
+    /** Starts the coordinator thread holding no partition: {@link #onElection} brings them. */
+    public synchronized void startWithoutPartitions() {
         if (status != Status.NEW) {
             throw new IllegalStateException("GroupCoordinator already " + status);
         }
-        long loadStart = time.milliseconds();
-        int[] count = {0};
-        store.load(record -> {
-            state.replay(record, time.milliseconds());
-            count[0]++;
-        });
-        state.onLoaded(time.milliseconds());
-        log.info("Group coordinator loaded {} records in {} ms", count[0], time.milliseconds() - loadStart);
+        state.startOffsetExpiry(time.milliseconds());
         thread = new Thread(this::run, "group-coordinator");
         thread.setDaemon(true);
         status = Status.ACTIVE;
         thread.start();
+    }
+
+    /**
+     * This broker now leads {@code __consumer_offsets} partition {@code partition}: loads its groups
+     * and offsets (replacing anything held from an earlier term) and serves them. Requests queued
+     * behind the load see the loaded state.
+     */
+    public void onElection(int partition, int leaderEpoch) {
+        events.add(() -> load(partition, leaderEpoch));
+    }
+
+    /** This broker no longer leads {@code partition}: forgets its groups; their requests answer NOT_COORDINATOR. */
+    public void onResignation(int partition, int leaderEpoch) {
+        events.add(() -> unload(partition, leaderEpoch));
+    }
+
+    private void load(int partition, int leaderEpoch) {
+        long start = time.milliseconds();
+        owned.remove(partition);
+        state.unload(inPartition(partition), start);
+        int[] count = {0};
+        try {
+            store.load(partition, record -> {
+                state.replay(record, time.milliseconds());
+                count[0]++;
+            });
+        } catch (RuntimeException e) {
+            state.unload(inPartition(partition), time.milliseconds());
+            log.warn("Group coordinator could not load __consumer_offsets-{} (leader epoch {}): {}", partition,
+                    leaderEpoch, e.toString());
+            return;
+        }
+        state.onLoaded(inPartition(partition), time.milliseconds());
+        owned.add(partition);
+        log.info("Group coordinator loaded {} records of __consumer_offsets-{} (leader epoch {}) in {} ms", count[0],
+                partition, leaderEpoch, time.milliseconds() - start);
+    }
+
+    private void unload(int partition, int leaderEpoch) {
+        boolean held = owned.remove(partition);
+        int groups = state.unload(inPartition(partition), time.milliseconds());
+        if (held || groups > 0) {
+            log.info("Group coordinator gave up __consumer_offsets-{} (leader epoch {}) and {} group(s)", partition,
+                    leaderEpoch, groups);
+        }
+    }
+
+    private Predicate<String> inPartition(int partition) {
+        return groupId -> store.partitionFor(groupId) == partition;
+    }
+
+    /** NONE if this coordinator holds {@code groupId}'s partition (or the id is invalid: the API says so), else NOT_COORDINATOR. */
+    private Errors ownership(String groupId) {
+        if (groupId == null || groupId.isEmpty() || owned.contains(store.partitionFor(groupId))) {
+            return Errors.NONE;
+        }
+        return Errors.NOT_COORDINATOR;
     }
 
     /** Stops the thread; parked JoinGroup/SyncGroup requests and queued events answer NOT_COORDINATOR. */
@@ -175,10 +245,11 @@ public final class GroupCoordinator implements AutoCloseable {
 
     /**
      * Runs an operation on the coordinator thread; the result future completes with its response, or
-     * with {@code onError}'s answer if the coordinator is not active or the operation failed.
+     * with {@code onError}'s answer if the coordinator is not active, does not hold {@code groupId}
+     * (null: not about one group), or the operation failed.
      */
-    private <T> CompletableFuture<T> submit(LongFunction<CompletableFuture<T>> op, Function<Errors, T> onError,
-                                            Errors whileLoading) {
+    private <T> CompletableFuture<T> submit(String groupId, LongFunction<CompletableFuture<T>> op,
+                                            Function<Errors, T> onError, Errors whileLoading) {
         Status s = status;
         if (s == Status.NEW) {
             return CompletableFuture.completedFuture(onError.apply(whileLoading));
@@ -190,6 +261,11 @@ public final class GroupCoordinator implements AutoCloseable {
         events.add(() -> {
             if (status != Status.ACTIVE) {
                 result.complete(onError.apply(Errors.NOT_COORDINATOR));
+                return;
+            }
+            Errors notHeld = groupId == null ? Errors.NONE : ownership(groupId);
+            if (notHeld != Errors.NONE) {
+                result.complete(onError.apply(notHeld));
                 return;
             }
             try {
@@ -209,12 +285,18 @@ public final class GroupCoordinator implements AutoCloseable {
         return result;
     }
 
-    private <T> CompletableFuture<T> submit(LongFunction<CompletableFuture<T>> op, Function<Errors, T> onError) {
-        return submit(op, onError, Errors.COORDINATOR_LOAD_IN_PROGRESS);
+    private <T> CompletableFuture<T> submit(String groupId, LongFunction<CompletableFuture<T>> op, Function<Errors, T> onError) {
+        return submit(groupId, op, onError, Errors.COORDINATOR_LOAD_IN_PROGRESS);
+    }
+
+    /** The ids among {@code groupIds} this coordinator does not hold (coordinator thread only). */
+    private List<String> notHeld(List<String> groupIds) {
+        return groupIds.stream().filter(g -> ownership(g) != Errors.NONE).toList();
     }
 
     public CompletableFuture<JoinGroupResponseData> joinGroup(JoinGroupRequestData req, short version, String clientId, String clientHost) {
-        return submit(now -> state.joinGroup(req, version, clientId, clientHost, now), e -> shapeJoinError(req, version, e));
+        return submit(req.groupId(), now -> state.joinGroup(req, version, clientId, clientHost, now),
+                e -> shapeJoinError(req, version, e));
     }
 
     private static JoinGroupResponseData shapeJoinError(JoinGroupRequestData req, short version, Errors e) {
@@ -226,49 +308,88 @@ public final class GroupCoordinator implements AutoCloseable {
     }
 
     public CompletableFuture<SyncGroupResponseData> syncGroup(SyncGroupRequestData req, short version) {
-        return submit(now -> state.syncGroup(req, version, now), ErrorResponses::sync);
+        return submit(req.groupId(), now -> state.syncGroup(req, version, now), ErrorResponses::sync);
     }
 
     public CompletableFuture<HeartbeatResponseData> heartbeat(HeartbeatRequestData req, short version) {
-        return submit(now -> CompletableFuture.completedFuture(state.heartbeat(req, version, now)),
+        return submit(req.groupId(), now -> CompletableFuture.completedFuture(state.heartbeat(req, version, now)),
                 ErrorResponses::heartbeat, Errors.NONE);
     }
 
     public CompletableFuture<LeaveGroupResponseData> leaveGroup(LeaveGroupRequestData req, short version) {
-        return submit(now -> CompletableFuture.completedFuture(state.leaveGroup(req, version, now)), ErrorResponses::leave);
+        return submit(req.groupId(), now -> CompletableFuture.completedFuture(state.leaveGroup(req, version, now)),
+                ErrorResponses::leave);
     }
 
     public CompletableFuture<OffsetCommitResponseData> commitOffsets(OffsetCommitRequestData req, short version) {
-        return submit(now -> state.commitOffsets(req, version, now), e -> ErrorResponses.commit(req, version, e));
+        return submit(req.groupId(), now -> state.commitOffsets(req, version, now), e -> ErrorResponses.commit(req, version, e));
     }
 
     /** v8+ answers in the groups array; v1-7 for the single group. */
     public CompletableFuture<OffsetFetchResponseData> fetchOffsets(OffsetFetchRequestData req, short version) {
-        return submit(now -> CompletableFuture.completedFuture(state.fetchOffsets(req, version)),
-                e -> ErrorResponses.fetch(req, version, e));
+        if (version < 8) {
+            return submit(req.groupId(), now -> CompletableFuture.completedFuture(state.fetchOffsets(req, version)),
+                    e -> ErrorResponses.fetch(req, version, e));
+        }
+        return submit(null, now -> {
+            List<String> others = notHeld(req.groups().stream().map(OffsetFetchRequestData.OffsetFetchRequestGroup::groupId).toList());
+            if (others.isEmpty()) {
+                return CompletableFuture.completedFuture(state.fetchOffsets(req, version));
+            }
+            OffsetFetchRequestData held = req.duplicate();
+            held.groups().removeIf(g -> others.contains(g.groupId()));
+            OffsetFetchRequestData elsewhere = req.duplicate();
+            elsewhere.groups().removeIf(g -> !others.contains(g.groupId()));
+            OffsetFetchResponseData resp = held.groups().isEmpty() ? new OffsetFetchResponseData() : state.fetchOffsets(held, version);
+            resp.groups().addAll(ErrorResponses.fetch(elsewhere, version, Errors.NOT_COORDINATOR).groups());
+            return CompletableFuture.completedFuture(resp);
+        }, e -> ErrorResponses.fetch(req, version, e));
     }
 
     public CompletableFuture<ListGroupsResponseData> listGroups(ListGroupsRequestData req, short version) {
-        return submit(now -> CompletableFuture.completedFuture(state.listGroups(req, version)), ErrorResponses::listGroups);
+        return submit(null, now -> CompletableFuture.completedFuture(state.listGroups(req, version)), ErrorResponses::listGroups);
     }
 
     public CompletableFuture<DescribeGroupsResponseData> describeGroups(DescribeGroupsRequestData req, short version) {
-        return submit(now -> CompletableFuture.completedFuture(state.describeGroups(req, version)),
-                e -> ErrorResponses.describeGroups(req, e));
+        return submit(null, now -> {
+            List<String> others = notHeld(req.groups());
+            if (others.isEmpty()) {
+                return CompletableFuture.completedFuture(state.describeGroups(req, version));
+            }
+            DescribeGroupsRequestData held = req.duplicate();
+            held.groups().removeAll(others);
+            DescribeGroupsResponseData resp = state.describeGroups(held, version);
+            resp.groups().addAll(ErrorResponses.describeGroups(new DescribeGroupsRequestData().setGroups(new ArrayList<>(others)),
+                    Errors.NOT_COORDINATOR).groups());
+            return CompletableFuture.completedFuture(resp);
+        }, e -> ErrorResponses.describeGroups(req, e));
     }
 
     public CompletableFuture<DeleteGroupsResponseData> deleteGroups(DeleteGroupsRequestData req, short version) {
-        return submit(now -> state.deleteGroups(req, version, now), e -> ErrorResponses.deleteGroups(req, e));
+        return submit(null, now -> {
+            List<String> others = notHeld(req.groupsNames());
+            if (others.isEmpty()) {
+                return state.deleteGroups(req, version, now);
+            }
+            DeleteGroupsRequestData held = req.duplicate();
+            held.groupsNames().removeAll(others);
+            DeleteGroupsResponseData elsewhere = ErrorResponses.deleteGroups(
+                    new DeleteGroupsRequestData().setGroupsNames(new ArrayList<>(others)), Errors.NOT_COORDINATOR);
+            return state.deleteGroups(held, version, now).thenApply(resp -> {
+                elsewhere.results().forEach(r -> resp.results().add(r.duplicate()));
+                return resp;
+            });
+        }, e -> ErrorResponses.deleteGroups(req, e));
     }
 
     public CompletableFuture<OffsetDeleteResponseData> deleteOffsets(OffsetDeleteRequestData req, short version) {
-        return submit(now -> state.deleteOffsets(req, version, now), ErrorResponses::deleteOffsets);
+        return submit(req.groupId(), now -> state.deleteOffsets(req, version, now), ErrorResponses::deleteOffsets);
     }
 
     /** Called on topic deletion: drops committed offsets of these topics (with tombstones). */
     public void onTopicsDeleted(Collection<String> topics) {
         List<String> copy = List.copyOf(topics);
-        submit(now -> {
+        submit(null, now -> {
             state.onTopicsDeleted(copy);
             return CompletableFuture.completedFuture(null);
         }, e -> null);

@@ -10,6 +10,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 import org.apache.kafka.common.message.HeartbeatRequestData;
 import org.apache.kafka.common.message.HeartbeatResponseData;
@@ -784,11 +785,38 @@ final class GroupMetadataManager {
 
     /** After replay: members of restored groups must heartbeat within their session timeout. */
     void onLoaded(long nowMs) {
+        onLoaded(groupId -> true, nowMs);
+    }
+
+    /** Restored members of the selected groups must heartbeat within their session timeout from now. */
+    void onLoaded(Predicate<String> selected, long nowMs) {
         for (ClassicGroup g : groups.values()) {
-            for (GroupMember m : g.members()) {
-                scheduleHeartbeat(g, m, m.sessionTimeoutMs(), nowMs);
+            if (selected.test(g.groupId())) {
+                for (GroupMember m : g.members()) {
+                    scheduleHeartbeat(g, m, m.sessionTimeoutMs(), nowMs);
+                }
             }
         }
+    }
+
+    /**
+     * Forgets the selected groups (another broker coordinates them now): their parked JoinGroup and
+     * SyncGroup requests answer NOT_COORDINATOR and their timers are cancelled. The stored state is
+     * untouched; the next coordinator loads it.
+     */
+    int unload(Predicate<String> selected, long nowMs) {
+        int n = 0;
+        for (ClassicGroup g : new ArrayList<>(groups.values())) {
+            if (selected.test(g.groupId())) {
+                for (GroupMember m : g.members()) {
+                    m.completeJoin(ErrorResponses.join(m.memberId(), Errors.NOT_COORDINATOR));
+                    m.completeSync(ErrorResponses.sync(Errors.NOT_COORDINATOR));
+                }
+                removeGroup(g, nowMs);
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Answers every parked JoinGroup and SyncGroup with NOT_COORDINATOR (the coordinator is going away). */

@@ -16,6 +16,26 @@ public interface OffsetStore {
      */
     CompletableFuture<Void> append(String groupId, List<CoordinatorRecord> records);
 
-    /** Replays every stored record in log order (called once at start). */
+    /** Replays every stored record in log order. */
     void load(Consumer<CoordinatorRecord> sink);
+
+    /** How many {@code __consumer_offsets} partitions the state is spread over. */
+    default int partitions() {
+        return 1;
+    }
+
+    /** The {@code __consumer_offsets} partition that holds {@code groupId}'s records. */
+    default int partitionFor(String groupId) {
+        return 0;
+    }
+
+    /**
+     * Replays the records of one partition in log order (the coordinator takes a partition over
+     * when this broker becomes its leader).
+     */
+    default void load(int partition, Consumer<CoordinatorRecord> sink) {
+        if (partition == 0) {
+            load(sink);
+        }
+    }
 }

@@ -43,6 +43,7 @@ public final class LogOffsetStore implements OffsetStore {
         this.time = time;
     }
 
+    @Override
     public int partitionFor(String groupId) {
         return Utils.abs(groupId.hashCode()) % numPartitions;
     }
@@ -72,34 +73,44 @@ public final class LogOffsetStore implements OffsetStore {
     }
 
     @Override
+    public int partitions() {
+        return numPartitions;
+    }
+
+    @Override
     public void load(Consumer<CoordinatorRecord> sink) {
         for (int p = 0; p < numPartitions; p++) {
-            TopicPartition tp = new TopicPartition(Topics.GROUP_METADATA_TOPIC, p);
-            PartitionLog log = replicaManager.partition(tp)
-                    .orElseThrow(() -> new CoordinatorNotAvailableException("Partition " + tp + " is not hosted here"))
-                    .log();
-            try {
-                long offset = log.logStartOffset();
-                long end = log.logEndOffset();
-                while (offset < end) {
-                    Records chunk = log.read(offset, READ_CHUNK_BYTES, end, true).records();
-                    long next = offset;
-                    for (RecordBatch batch : chunk.batches()) {
-                        for (Record r : batch) {
-                            if (r.offset() >= offset && r.hasKey()) {
-                                sink.accept(new CoordinatorRecord(bytes(r.key()), r.hasValue() ? bytes(r.value()) : null));
-                            }
+            load(p, sink);
+        }
+    }
+
+    @Override
+    public void load(int partition, Consumer<CoordinatorRecord> sink) {
+        TopicPartition tp = new TopicPartition(Topics.GROUP_METADATA_TOPIC, partition);
+        PartitionLog log = replicaManager.partition(tp)
+                .orElseThrow(() -> new CoordinatorNotAvailableException("Partition " + tp + " is not hosted here"))
+                .log();
+        try {
+            long offset = log.logStartOffset();
+            long end = log.logEndOffset();
+            while (offset < end) {
+                Records chunk = log.read(offset, READ_CHUNK_BYTES, end, true).records();
+                long next = offset;
+                for (RecordBatch batch : chunk.batches()) {
+                    for (Record r : batch) {
+                        if (r.offset() >= offset && r.hasKey()) {
+                            sink.accept(new CoordinatorRecord(bytes(r.key()), r.hasValue() ? bytes(r.value()) : null));
                         }
-                        next = batch.nextOffset();
                     }
-                    if (next == offset) {
-                        break;
-                    }
-                    offset = next;
+                    next = batch.nextOffset();
                 }
-            } catch (IOException e) {
-                throw new CoordinatorNotAvailableException("Could not load group state from " + tp + ": " + e.getMessage());
+                if (next == offset) {
+                    break;
+                }
+                offset = next;
             }
+        } catch (IOException e) {
+            throw new CoordinatorNotAvailableException("Could not load group state from " + tp + ": " + e.getMessage());
         }
     }
 

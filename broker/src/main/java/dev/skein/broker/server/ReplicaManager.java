@@ -75,6 +75,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private final Map<String, Counter> bytesOut = new ConcurrentHashMap<>();
     private final Map<String, Counter> messagesIn = new ConcurrentHashMap<>();
     private volatile Map<String, Integer> minIsrByTopic = Map.of();
+    private final List<LeadershipListener> leadershipListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile ClusterImage image;
     private volatile ReplicationConfig replicationConfig = ReplicationConfig.defaults();
     private volatile ReplicationThrottles throttles;
@@ -137,6 +138,32 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     }
 
     /** Brings the hosted partitions in line with a new metadata image: opens new ones, drops deleted ones, applies configs. */
+    /** Told, in image order, when this broker starts or stops leading a partition. */
+    public interface LeadershipListener {
+        /** {@code leader}: this broker now leads {@code tp} in {@code leaderEpoch}; otherwise it stopped leading it. */
+        void onLeadershipChange(TopicPartition tp, boolean leader, int leaderEpoch);
+    }
+
+    /** Adds a listener; call before the first image is applied. Listeners must not block (they are called under the image lock). */
+    public void addLeadershipListener(LeadershipListener listener) {
+        leadershipListeners.add(listener);
+    }
+
+    private record LeadershipChange(TopicPartition tp, boolean leader, int leaderEpoch) {
+    }
+
+    private void fireLeadershipChanges(List<LeadershipChange> changes) {
+        for (LeadershipChange c : changes) {
+            for (LeadershipListener l : leadershipListeners) {
+                try {
+                    l.onLeadershipChange(c.tp(), c.leader(), c.leaderEpoch());
+                } catch (RuntimeException e) {
+                    log.warn("A leadership listener failed on {}: {}", c.tp(), e.toString());
+                }
+            }
+        }
+    }
+
     public synchronized void applyImage(ClusterImage next) {
         if (closed) {
             return;
@@ -151,6 +178,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         Set<TopicPartition> wanted = new HashSet<>();
         List<FetchTarget> followed = new ArrayList<>();
         List<TopicPartition> changed = new ArrayList<>();
+        // partitions whose leadership here began or ended
+        List<LeadershipChange> leadership = new ArrayList<>();
         for (TopicMetadata t : next.topics()) {
             LogConfig config = logConfig(t);
             for (int p = 0; p < t.partitionCount(); p++) {
@@ -162,7 +191,11 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
                 wanted.add(tp);
                 Partition existing = partitions.get(tp);
                 if (existing != null && existing.topicId().equals(t.id())) {
+                    boolean ledBefore = existing.isLeader();
                     Partition.RoleChange change = existing.update(registration, brokerId, now);
+                    if (change == Partition.RoleChange.BECAME_LEADER || ledBefore && !existing.isLeader()) {
+                        leadership.add(new LeadershipChange(tp, existing.isLeader(), registration.leaderEpoch()));
+                    }
                     if (change != Partition.RoleChange.NONE) {
                         log.info("Broker {} is now {} of {} in leader epoch {}", brokerId,
                                 change == Partition.RoleChange.BECAME_LEADER ? "leader" : "a follower", tp,
@@ -177,11 +210,18 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
                     continue;
                 }
                 if (existing != null) {
+                    if (existing.isLeader()) {
+                        leadership.add(new LeadershipChange(tp, false, registration.leaderEpoch()));
+                    }
                     removePartition(tp);
                 }
                 try {
                     PartitionLog l = logManager.getOrCreate(tp, t.id(), config);
-                    partitions.put(tp, new Partition(tp, t.id(), l, registration, brokerId, now));
+                    Partition created = new Partition(tp, t.id(), l, registration, brokerId, now);
+                    partitions.put(tp, created);
+                    if (created.isLeader()) {
+                        leadership.add(new LeadershipChange(tp, true, registration.leaderEpoch()));
+                    }
                     registerGauges(tp, registration);
                     addFetchTarget(followed, next, t, tp, registration);
                 } catch (IOException e) {
@@ -191,9 +231,14 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         }
         for (TopicPartition tp : new ArrayList<>(partitions.keySet())) {
             if (!wanted.contains(tp)) {
+                Partition gone = partitions.get(tp);
+                if (gone != null && gone.isLeader()) {
+                    leadership.add(new LeadershipChange(tp, false, gone.leaderEpoch()));
+                }
                 removePartition(tp);
             }
         }
+        fireLeadershipChanges(leadership);
         if (fetchers != null) {
             fetchers.update(followed);
         }

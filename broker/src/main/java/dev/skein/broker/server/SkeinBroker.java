@@ -34,7 +34,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -165,19 +164,8 @@ public final class SkeinBroker implements AutoCloseable {
         replicaManager.enableThrottling(throttles);
         registerThrottleMetrics(registry, throttles);
 
-        // With a quorum the local image may be an old one until this broker's registration is applied
-        // (a restart replays the metadata log): the broker acts on metadata and serves only from then on.
-        Runnable actOnMetadata = () -> controller.subscribe(img -> {
-            applyThrottleRates(throttles, img);
-            replicaManager.applyImage(img);
-        });
-        if (!Controllers.isQuorum(config)) {
-            actOnMetadata.run();
-        }
-
-        if (!Controllers.isQuorum(config) && controller.image().topic(Topics.GROUP_METADATA_TOPIC) == null) {
-            createOffsetsTopic(controller, 1);
-        }
+        // The group coordinator holds the groups of the __consumer_offsets partitions this broker
+        // leads: it loads a partition when the broker becomes its leader and forgets it when it stops.
         var offsetsTopic = controller.image().topic(Topics.GROUP_METADATA_TOPIC);
         int offsetPartitions = offsetsTopic != null ? offsetsTopic.partitionCount() : config.offsetsTopicNumPartitions();
         GroupCoordinator coordinator = new GroupCoordinator(new GroupConfig(config.groupMinSessionTimeoutMs(),
@@ -196,8 +184,28 @@ public final class SkeinBroker implements AutoCloseable {
             return t == null ? null : t.id();
         });
         resources.add(coordinator);
+        replicaManager.addLeadershipListener((tp, leader, leaderEpoch) -> {
+            if (tp.topic().equals(Topics.GROUP_METADATA_TOPIC) && tp.partition() < offsetPartitions) {
+                if (leader) {
+                    coordinator.onElection(tp.partition(), leaderEpoch);
+                } else {
+                    coordinator.onResignation(tp.partition(), leaderEpoch);
+                }
+            }
+        });
+        coordinator.startWithoutPartitions();
+
+        // With a quorum the local image may be an old one until this broker's registration is applied
+        // (a restart replays the metadata log): the broker acts on metadata and serves only from then on.
+        Runnable actOnMetadata = () -> controller.subscribe(img -> {
+            applyThrottleRates(throttles, img);
+            replicaManager.applyImage(img);
+        });
         if (!Controllers.isQuorum(config)) {
-            coordinator.start();
+            actOnMetadata.run();
+            if (controller.image().topic(Topics.GROUP_METADATA_TOPIC) == null) {
+                createOffsetsTopic(controller, 1);
+            }
         }
 
         scheduleBackgroundWork(logManager);
@@ -205,15 +213,8 @@ public final class SkeinBroker implements AutoCloseable {
         if (Controllers.isQuorum(config)) {
             Runnable serve = () -> {
                 actOnMetadata.run();
-                AtomicBoolean coordinatorStarted = new AtomicBoolean();
-                scheduler.scheduleWithFixedDelay(() -> {
-                    createOffsetsTopicOnceBrokersAreLive(controller);
-                    // the coordinator loads every offsets partition, so it starts once this broker hosts them all
-                    if (!coordinatorStarted.get() && hostsOffsetsTopic(controller, offsetPartitions)) {
-                        coordinatorStarted.set(true);
-                        coordinator.start();
-                    }
-                }, 0, config.brokerHeartbeatIntervalMs(), TimeUnit.MILLISECONDS);
+                scheduler.scheduleWithFixedDelay(() -> createOffsetsTopicOnceBrokersAreLive(controller),
+                        0, config.brokerHeartbeatIntervalMs(), TimeUnit.MILLISECONDS);
                 serve(apis);
             };
             // registers, catches up, then serves and heartbeats; closed first, so close() begins
@@ -258,19 +259,6 @@ public final class SkeinBroker implements AutoCloseable {
                 log.debug("Offsets topic not created yet: {}", e.toString());
             }
         }
-    }
-
-    private boolean hostsOffsetsTopic(Controller controller, int partitions) {
-        var t = controller.image().topic(Topics.GROUP_METADATA_TOPIC);
-        if (t == null || t.partitionCount() != partitions) {
-            return false;
-        }
-        for (int p = 0; p < partitions; p++) {
-            if (replicaManager.partition(new org.apache.kafka.common.TopicPartition(Topics.GROUP_METADATA_TOPIC, p)).isEmpty()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private void scheduleBackgroundWork(LogManager logManager) {

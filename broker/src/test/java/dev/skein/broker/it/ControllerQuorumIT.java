@@ -8,7 +8,10 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.junit.jupiter.api.AfterEach;
@@ -35,16 +38,18 @@ class ControllerQuorumIT {
     @TempDir
     Path dir;
     private final List<SkeinBroker> brokers = new ArrayList<>();
+    private List<Map<String, String>> quorum;
 
     @BeforeEach
     void startCluster() throws Exception {
-        List<Map<String, String>> quorum = TestBroker.quorumProperties(dir, 3);
+        quorum = TestBroker.quorumProperties(dir, 3);
         for (int i = 0; i < 3; i++) {
             Map<String, String> p = quorum.get(i);
             p.put("offsets.topic.replication.factor", "3");
             p.put("broker.heartbeat.interval.ms", "200");
             p.put("broker.session.timeout.ms", "3000");
             p.put("broker.rack", "rack-" + i);
+            p.put("auto.leader.rebalance.enable", "false");
             brokers.add(SkeinBroker.start(new BrokerConfig(p)));
         }
     }
@@ -164,6 +169,68 @@ class ControllerQuorumIT {
                 assertThat(committed).as("offsets committed by %s", group).isEqualTo(300);
             }
         }
+    }
+
+    /**
+     * The coordinator of a group is the leader of its {@code __consumer_offsets} partition, so it
+     * moves when that leadership moves: the broker taking over must serve the offsets committed
+     * through the previous coordinator (it replicated them as a follower), and a broker that gets
+     * the leadership back must serve what was committed while it was away.
+     */
+    @Test
+    void committedOffsetsFollowTheCoordinatorWhenItsPartitionChangesLeader() throws Exception {
+        awaitThreeLiveBrokers();
+        String group = "g-moving";
+        TopicPartition tp = new TopicPartition("moving", 0);
+        int first;
+        try (Admin admin = admin(0)) {
+            admin.createTopics(List.of(new NewTopic("moving", 1, (short) 3))).all().get();
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(admin.describeTopics(
+                    List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get().get(Topics.GROUP_METADATA_TOPIC)
+                    .partitions()).allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
+            first = coordinatorOf(admin, group);
+            admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(17))).all().get();
+            assertThat(committed(admin, group, tp)).isEqualTo(17);
+        }
+
+        int survivor = (first + 1) % 3;
+        brokers.get(first).close();
+        try (Admin admin = admin(survivor)) {
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
+                    assertThat(coordinatorOf(admin, group)).isNotEqualTo(first));
+            assertThat(committed(admin, group, tp)).as("offset served by the new coordinator").isEqualTo(17);
+            admin.alterConsumerGroupOffsets(group, Map.of(tp, new OffsetAndMetadata(29))).all().get();
+        }
+
+        // the first coordinator returns, catches up as a follower, and takes its preferred leadership back
+        brokers.set(first, SkeinBroker.start(new BrokerConfig(quorum.get(first))));
+        try (Admin admin = admin(survivor)) {
+            int offsetsPartition = org.apache.kafka.common.utils.Utils.abs(group.hashCode()) % admin.describeTopics(
+                    List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get().get(Topics.GROUP_METADATA_TOPIC).partitions().size();
+            TopicPartition offsets = new TopicPartition(Topics.GROUP_METADATA_TOPIC, offsetsPartition);
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
+                TopicPartitionInfo p = admin.describeTopics(List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get()
+                        .get(Topics.GROUP_METADATA_TOPIC).partitions().get(offsetsPartition);
+                assertThat(p.isr().stream().map(Node::id)).contains(first);
+            });
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+                admin.electLeaders(ElectionType.PREFERRED, Set.of(offsets)).partitions().get();
+                assertThat(coordinatorOf(admin, group)).isEqualTo(first);
+            });
+            assertThat(committed(admin, group, tp)).as("offset served by the returning coordinator").isEqualTo(29);
+        }
+    }
+
+    /** FindCoordinator's answer: the leader of the group's {@code __consumer_offsets} partition. */
+    private static int coordinatorOf(Admin admin, String group) throws Exception {
+        List<TopicPartitionInfo> partitions = admin.describeTopics(List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get()
+                .get(Topics.GROUP_METADATA_TOPIC).partitions();
+        return partitions.get(org.apache.kafka.common.utils.Utils.abs(group.hashCode()) % partitions.size()).leader().id();
+    }
+
+    private static long committed(Admin admin, String group, TopicPartition tp) throws Exception {
+        OffsetAndMetadata o = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().get(tp);
+        return o == null ? -1 : o.offset();
     }
 
     private void awaitThreeLiveBrokers() {
