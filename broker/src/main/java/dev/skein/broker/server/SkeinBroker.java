@@ -118,6 +118,7 @@ public final class SkeinBroker implements AutoCloseable {
         new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(registry);
         resources.add(registry::close);
 
+        Controllers.isVoter(config); // refuses roles that disagree with the voters before a dir is touched
         LogDirs logDirs = LogDirs.formatAndLock(config.logDirs(), config.nodeId(), Controllers.clusterId(config));
         resources.add(logDirs);
 

@@ -82,6 +82,15 @@ public final class TestBroker implements AutoCloseable {
      * controller quorum (node ids 0..size-1, controller ports picked free, Kafka ports chosen by the OS).
      */
     public static List<Map<String, String>> quorumProperties(Path dir, int size) throws IOException {
+        return quorumProperties(dir, size, 0);
+    }
+
+    /**
+     * As {@link #quorumProperties(Path, int)}, plus {@code observers} brokers that are not voters
+     * ({@code process.roles=broker}, node ids after the voters', no CONTROLLER listener), as Kafka
+     * configures broker-only nodes.
+     */
+    public static List<Map<String, String>> quorumProperties(Path dir, int size, int observers) throws IOException {
         // brokers of a test share this JVM: a Ratis failure must fail the test, not call System.exit
         org.apache.ratis.util.ExitUtils.disableSystemExit();
         List<String> voters = new ArrayList<>();
@@ -96,6 +105,14 @@ public final class TestBroker implements AutoCloseable {
             p.put("node.id", Integer.toString(i));
             p.put("controller.quorum.voters", String.join(",", voters));
             p.put("listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + controllerPorts.get(i));
+            out.add(p);
+        }
+        for (int i = size; i < size + observers; i++) {
+            Map<String, String> p = baseProperties(dir.resolve("broker-" + i), 0);
+            p.put("node.id", Integer.toString(i));
+            p.put("process.roles", "broker");
+            p.put("controller.quorum.voters", String.join(",", voters));
+            p.put("listeners", "PLAINTEXT://127.0.0.1:0");
             out.add(p);
         }
         return out;

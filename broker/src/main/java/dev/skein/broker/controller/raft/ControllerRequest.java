@@ -61,6 +61,13 @@ sealed interface ControllerRequest {
             implements ControllerRequest {
     }
 
+    /**
+     * A broker that is not a voter follows the metadata: the active controller answers with its
+     * whole applied state once it is past {@code sinceIndex}, or with no state after {@code maxWaitMs}.
+     */
+    record FetchMetadata(long sinceIndex, int maxWaitMs) implements ControllerRequest {
+    }
+
     static byte[] encode(ControllerRequest request) {
         return MetadataCodec.write(out -> {
             out.writeByte(VERSION);
@@ -148,6 +155,11 @@ sealed interface ControllerRequest {
                     writeConfigs(out, a.configs());
                     out.writeBoolean(a.validateOnly());
                 }
+                case FetchMetadata f -> {
+                    out.writeByte(21);
+                    out.writeLong(f.sinceIndex());
+                    out.writeInt(f.maxWaitMs());
+                }
             }
         });
     }
@@ -203,6 +215,7 @@ sealed interface ControllerRequest {
                     yield new ElectLeader(electionType, new TopicPartition(in.readUTF(), in.readInt()));
                 }
                 case 20 -> new AlterBrokerConfigs(in.readUTF(), readConfigs(in), in.readBoolean());
+                case 21 -> new FetchMetadata(in.readLong(), in.readInt());
                 default -> throw new IOException("Unknown controller request type " + type);
             };
         });

@@ -87,6 +87,14 @@ final class MetadataStateMachine extends BaseStateMachine {
         return appliedIndex;
     }
 
+    /** The applied state, its index and the leader this node knows, read together. */
+    record View(long index, MetadataState state, int leaderId) {
+    }
+
+    synchronized View view() {
+        return new View(appliedIndex, state, leaderId);
+    }
+
     void addListener(Consumer<ClusterImage> listener) {
         listeners.add(listener);
     }

@@ -336,11 +336,23 @@ public final class RaftController implements Controller {
 
     private CompletableFuture<byte[]> onRequestAtLeader(byte[] bytes) {
         CompletableFuture<byte[]> out = new CompletableFuture<>();
+        ControllerRequest decoded;
+        try {
+            decoded = ControllerRequest.decode(bytes);
+        } catch (RuntimeException e) {
+            out.complete(ControllerReply.error(e, stateMachine.appliedIndex()).encode());
+            return out;
+        }
+        if (decoded instanceof ControllerRequest.FetchMetadata f) {
+            // off the event loop: a long poll must not hold up the decisions
+            answerFetchMetadata(f, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(f.maxWaitMs(), 2_000)), out);
+            return out;
+        }
         try {
             eventLoop.execute(() -> {
                 ControllerReply reply;
                 try {
-                    reply = process(ControllerRequest.decode(bytes));
+                    reply = process(decoded);
                 } catch (ApiException e) {
                     reply = ControllerReply.error(e, stateMachine.appliedIndex());
                 } catch (RuntimeException e) {
@@ -353,6 +365,24 @@ public final class RaftController implements Controller {
             out.complete(ControllerReply.error(new NotControllerException("The controller is shutting down"), -1).encode());
         }
         return out;
+    }
+
+    /**
+     * Answers a non-voter's metadata fetch with the whole applied state (value = the active
+     * controller's id) once it is past the asker's index, re-checking every 20 ms until {@code deadlineNanos}.
+     */
+    private void answerFetchMetadata(ControllerRequest.FetchMetadata f, long deadlineNanos, CompletableFuture<byte[]> out) {
+        MetadataStateMachine.View v = stateMachine.view();
+        if (v.index() > f.sinceIndex() || System.nanoTime() >= deadlineNanos || closed) {
+            byte[] state = v.index() > f.sinceIndex() ? MetadataCodec.encodeState(v.state()) : null;
+            out.complete(ControllerReply.ok(v.leaderId(), v.index(), state).encode());
+            return;
+        }
+        try {
+            timers.schedule(() -> answerFetchMetadata(f, deadlineNanos, out), 20, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            out.complete(ControllerReply.error(new NotControllerException("The controller is shutting down"), -1).encode());
+        }
     }
 
     private ControllerReply process(ControllerRequest request) {
@@ -390,6 +420,7 @@ public final class RaftController implements Controller {
                     a.target()));
             case ControllerRequest.ElectLeader e -> proposeIfAny(logic.electLeader(s, ElectionType.valueOf(e.electionType()),
                     e.partition()));
+            case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("answered off the event loop");
         };
     }
 

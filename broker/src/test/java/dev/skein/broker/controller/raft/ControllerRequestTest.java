@@ -16,7 +16,8 @@ class ControllerRequestTest {
         List<ControllerRequest> all = List.of(
                 new ControllerRequest.AlterReassignment(tp, List.of(2, 0, 1)),
                 new ControllerRequest.AlterReassignment(tp, null),
-                new ControllerRequest.ElectLeader(ElectionType.UNCLEAN.value, tp));
+                new ControllerRequest.ElectLeader(ElectionType.UNCLEAN.value, tp),
+                new ControllerRequest.FetchMetadata(41, 500));
         for (ControllerRequest r : all) {
             assertThat(ControllerRequest.decode(ControllerRequest.encode(r))).isEqualTo(r);
         }

@@ -1,0 +1,347 @@
+package dev.skein.broker.controller.raft;
+
+import dev.skein.broker.controller.BrokerHeartbeat;
+import dev.skein.broker.controller.Controller;
+import dev.skein.broker.controller.MetadataCodec;
+import dev.skein.broker.controller.MetadataState;
+import dev.skein.broker.metadata.ClusterImage;
+import dev.skein.broker.metadata.PartitionRegistration;
+import dev.skein.broker.metadata.TopicMetadata;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+/**
+ * The controller of a broker that is not a voter ({@code process.roles=broker}): it takes no part
+ * in the Raft quorum, so a cluster can have more brokers than voters. Requests travel to the active
+ * controller through a Ratis client, exactly as a voter forwards them; the metadata is followed
+ * with {@link ControllerRequest.FetchMetadata} long polls, each answered with the whole applied
+ * state once it moved past what this broker holds (the metadata of a cluster is small; deltas can
+ * come later). Images are published in order, and a request waits until this broker's metadata
+ * includes its outcome, so it reads its own writes as a voter does.
+ */
+public final class QuorumObserver implements Controller {
+    private static final Logger log = LoggerFactory.getLogger(QuorumObserver.class);
+    static final int FETCH_WAIT_MS = 500;
+
+    private final RaftControllerSettings settings;
+    private final RaftGroup group;
+    private final CopyOnWriteArrayList<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
+    private final ExecutorService publisher = Executors.newSingleThreadExecutor(daemon("skein-metadata-publisher"));
+    private volatile RaftClient client;
+    private RaftProperties clientProperties;
+    private Thread follower;
+    private volatile boolean closed;
+    private long index = -1;
+    private ClusterImage image;
+
+    public QuorumObserver(RaftControllerSettings settings) {
+        this.settings = settings;
+        List<RaftPeer> peers = settings.voters().stream()
+                .map(v -> RaftPeer.newBuilder().setId(RaftPeerId.valueOf(Integer.toString(v.id()))).setAddress(v.address()).build())
+                .toList();
+        this.group = RaftGroup.valueOf(RaftController.groupId(settings.clusterId()), peers);
+        this.image = MetadataState.EMPTY.toImage(settings.clusterId(), -1);
+    }
+
+    public synchronized void start() {
+        RaftProperties cp = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(cp, TimeDuration.valueOf(Math.max(FETCH_WAIT_MS * 3L,
+                settings.requestTimeoutMs() / 2), TimeUnit.MILLISECONDS));
+        clientProperties = cp;
+        client = newClient();
+        follower = new Thread(this::follow, "skein-metadata-follower-" + settings.nodeId());
+        follower.setDaemon(true);
+        follower.start();
+        log.info("Node {} follows the controller quorum {} as a broker that is not a voter", settings.nodeId(),
+                settings.voters());
+    }
+
+    private RaftClient newClient() {
+        return RaftClient.newBuilder()
+                .setClientId(ClientId.randomId())
+                .setRaftGroup(group)
+                .setProperties(clientProperties)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    // ---- following the metadata ----
+
+    private void follow() {
+        while (!closed) {
+            try {
+                long since;
+                synchronized (this) {
+                    since = index;
+                }
+                ControllerReply reply = send(new ControllerRequest.FetchMetadata(since, FETCH_WAIT_MS),
+                        FETCH_WAIT_MS + settings.requestTimeoutMs());
+                if (reply.topic() != null && reply.index() > since) {
+                    MetadataState state = MetadataCodec.decodeState(reply.topic());
+                    install(reply.index(), state.toImage(settings.clusterId(), (int) reply.value()));
+                } else if (reply.value() != image().controllerId() && reply.index() == since) {
+                    ClusterImage current = image();
+                    install(since, new ClusterImage(current.clusterId(), (int) reply.value(), current.brokers(),
+                            current.topics(), current.brokerConfigs()));
+                }
+            } catch (RuntimeException e) {
+                if (closed) {
+                    return;
+                }
+                log.debug("Node {} could not fetch metadata: {}", settings.nodeId(), e.toString());
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException ie) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private synchronized void install(long newIndex, ClusterImage next) {
+        index = newIndex;
+        image = next;
+        notifyAll();
+        try {
+            publisher.execute(() -> {
+                for (Consumer<ClusterImage> l : listeners) {
+                    try {
+                        l.accept(next);
+                    } catch (RuntimeException e) {
+                        log.warn("A metadata listener failed on the image at index {}: {}", newIndex, e.toString());
+                    }
+                }
+            });
+        } catch (RejectedExecutionException ignored) {
+            // closed
+        }
+    }
+
+    /** The metadata log index this broker's image reflects. */
+    public synchronized long appliedIndex() {
+        return index;
+    }
+
+    @Override
+    public synchronized ClusterImage image() {
+        return image;
+    }
+
+    @Override
+    public void addListener(Consumer<ClusterImage> listener) {
+        listeners.add(listener);
+    }
+
+    @Override
+    public synchronized void subscribe(Consumer<ClusterImage> listener) {
+        listeners.add(listener);
+        ClusterImage current = image;
+        try {
+            publisher.execute(() -> listener.accept(current));
+        } catch (RejectedExecutionException ignored) {
+            // closed
+        }
+    }
+
+    @Override
+    public synchronized boolean awaitMetadata(long offset, long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (index < offset) {
+            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (leftMs <= 0 || closed) {
+                return false;
+            }
+            wait(leftMs);
+        }
+        return true;
+    }
+
+    // ---- requests, forwarded to the active controller ----
+
+    @Override
+    public TopicMetadata createTopic(String name, int partitions, short replicationFactor, Map<String, String> configs,
+                                     boolean validateOnly) {
+        return topicOf(call(new ControllerRequest.CreateTopic(name, partitions, replicationFactor, configs, validateOnly)));
+    }
+
+    @Override
+    public void deleteTopic(Uuid topicId) {
+        call(new ControllerRequest.DeleteTopic(topicId));
+    }
+
+    @Override
+    public TopicMetadata createPartitions(String topic, int newCount, boolean validateOnly) {
+        return topicOf(call(new ControllerRequest.CreatePartitions(topic, newCount, validateOnly)));
+    }
+
+    @Override
+    public TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) {
+        return topicOf(call(new ControllerRequest.AlterTopicConfigs(topic, configs, validateOnly)));
+    }
+
+    @Override
+    public void alterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly) {
+        call(new ControllerRequest.AlterBrokerConfigs(resource, configs, validateOnly));
+    }
+
+    private long nextProducerId;
+    private long producerIdBlockEnd;
+
+    @Override
+    public synchronized long allocateProducerId() {
+        if (nextProducerId >= producerIdBlockEnd) {
+            long first = call(new ControllerRequest.AllocateProducerIds(RaftController.PRODUCER_ID_BLOCK_SIZE)).value();
+            nextProducerId = first;
+            producerIdBlockEnd = first + RaftController.PRODUCER_ID_BLOCK_SIZE;
+        }
+        return nextProducerId++;
+    }
+
+    @Override
+    public long registerBroker(ClusterImage.BrokerInfo broker) {
+        return call(new ControllerRequest.RegisterBroker(broker)).value();
+    }
+
+    @Override
+    public BrokerHeartbeat heartbeat(int brokerId, long brokerEpoch, boolean wantShutdown) {
+        long flags = call(new ControllerRequest.Heartbeat(brokerId, brokerEpoch, wantShutdown)).value();
+        return new BrokerHeartbeat((flags & 1) != 0, (flags & 2) != 0);
+    }
+
+    @Override
+    public PartitionRegistration alterPartition(TopicPartition partition, int leaderId, int leaderEpoch,
+                                                int partitionEpoch, List<Integer> newIsr) {
+        ControllerReply reply = call(new ControllerRequest.AlterPartition(partition, leaderId, leaderEpoch,
+                partitionEpoch, newIsr));
+        return topicOf(reply).partition(partition.partition());
+    }
+
+    @Override
+    public void alterPartitionReassignment(TopicPartition partition, List<Integer> targetReplicas) {
+        call(new ControllerRequest.AlterReassignment(partition, targetReplicas));
+    }
+
+    @Override
+    public void electLeader(ElectionType type, TopicPartition partition) {
+        call(new ControllerRequest.ElectLeader(type.value, partition));
+    }
+
+    private static TopicMetadata topicOf(ControllerReply reply) {
+        return MetadataCodec.decodeState(reply.topic()).topics().values().iterator().next();
+    }
+
+    /** Sends a request to the active controller and waits (bounded) until this broker's metadata includes its outcome. */
+    private ControllerReply call(ControllerRequest request) {
+        ControllerReply reply = send(request, settings.requestTimeoutMs()).throwIfError();
+        try {
+            if (!awaitMetadata(reply.index(), settings.requestTimeoutMs())) {
+                log.warn("Node {} has not received the metadata up to {} after {} ms", settings.nodeId(), reply.index(),
+                        settings.requestTimeoutMs());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return reply;
+    }
+
+    private ControllerReply send(ControllerRequest request, long timeoutMs) {
+        if (closed) {
+            throw new NotControllerException("The controller client of node " + settings.nodeId() + " is shut down");
+        }
+        RaftClient c = client;
+        CompletableFuture<RaftClientReply> future = c.async()
+                .sendReadOnly(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
+        RaftClientReply raftReply;
+        try {
+            raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            throw new NotControllerException("No active controller answered within " + timeoutMs + " ms");
+        } catch (ExecutionException e) {
+            renewClient(c, e.getCause());
+            throw new NotControllerException("No active controller reachable: " + e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NotControllerException("Interrupted while waiting for the active controller");
+        }
+        if (!raftReply.isSuccess()) {
+            throw new NotControllerException("The controller quorum refused the request: " + raftReply.getException());
+        }
+        return ControllerReply.decode(raftReply.getMessage().getContent().toByteArray());
+    }
+
+    /** A Ratis client that exhausted its retries closes for good; the broker must outlive a quorum loss. */
+    private synchronized void renewClient(RaftClient broken, Throwable failure) {
+        if (closed || client != broken) {
+            return;
+        }
+        client = newClient();
+        log.info("Node {} replaced its Ratis client after: {}", settings.nodeId(), failure.toString());
+        try {
+            broken.close();
+        } catch (IOException | RuntimeException e) {
+            log.debug("Closing the failed Ratis client: {}", e.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            notifyAll();
+        }
+        if (follower != null) {
+            follower.interrupt();
+        }
+        publisher.shutdownNow();
+        RaftClient c = client;
+        if (c != null) {
+            try {
+                c.close();
+            } catch (IOException | RuntimeException e) {
+                log.debug("Closing the Ratis client: {}", e.toString());
+            }
+        }
+    }
+}
