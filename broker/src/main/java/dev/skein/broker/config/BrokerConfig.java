@@ -73,6 +73,7 @@ public final class BrokerConfig {
     public static final String LOG_FLUSH_INTERVAL_MESSAGES = "log.flush.interval.messages";
     public static final String LOG_FLUSH_INTERVAL_MS = "log.flush.interval.ms";
     public static final String LOG_FLUSH_SCHEDULER_INTERVAL_MS = "log.flush.scheduler.interval.ms";
+    public static final String REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
     public static final String LOG_INDEX_SIZE_MAX_BYTES = "log.index.size.max.bytes";
     public static final String LOG_INDEX_INTERVAL_BYTES = "log.index.interval.bytes";
     public static final String LOG_MESSAGE_TIMESTAMP_TYPE = "log.message.timestamp.type";
@@ -146,6 +147,8 @@ public final class BrokerConfig {
             .define(LOG_FLUSH_INTERVAL_MESSAGES, LONG, Long.MAX_VALUE, atLeast(1), HIGH, "fsync after this many records.")
             .define(LOG_FLUSH_INTERVAL_MS, LONG, null, HIGH, "fsync after this time.")
             .define(LOG_FLUSH_SCHEDULER_INTERVAL_MS, LONG, Long.MAX_VALUE, HIGH, "How often the flusher checks.")
+            .define(REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, LONG, 5000L, atLeast(1), HIGH,
+                    "How often the high watermarks are saved to disk (replication-offset-checkpoint in each log dir).")
             .define(LOG_INDEX_SIZE_MAX_BYTES, INT, 10 * 1024 * 1024, atLeast(4), MEDIUM, "Maximum index file size.")
             .define(LOG_INDEX_INTERVAL_BYTES, INT, 4096, atLeast(0), MEDIUM, "Bytes between index entries.")
             .define(LOG_MESSAGE_TIMESTAMP_TYPE, STRING, "CreateTime", ConfigDef.ValidString.in("CreateTime", "LogAppendTime"), MEDIUM, "Timestamp type.")
@@ -365,6 +368,10 @@ public final class BrokerConfig {
 
     public long logCleanerBackoffMs() {
         return (Long) get(LOG_CLEANER_BACKOFF_MS);
+    }
+
+    public long replicaHighWatermarkCheckpointIntervalMs() {
+        return (Long) get(REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS);
     }
 
     public long logFlushSchedulerIntervalMs() {

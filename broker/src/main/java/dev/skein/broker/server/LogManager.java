@@ -3,6 +3,7 @@ package dev.skein.broker.server;
 import dev.skein.broker.storage.CleanResult;
 import dev.skein.broker.storage.LogCleaner;
 import dev.skein.broker.storage.LogConfig;
+import dev.skein.broker.storage.HighWatermarkCheckpoint;
 import dev.skein.broker.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -21,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -44,6 +46,7 @@ public final class LogManager implements AutoCloseable {
     private final Map<TopicPartition, PartitionLog> logs = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Path> found = new HashMap<>();
     private final Map<TopicPartition, Path> dirs = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, Long> checkpointedHighWatermarks = new ConcurrentHashMap<>();
     private final LogCleaner cleaner;
 
     public LogManager(List<Path> logDirs, Time time) {
@@ -56,6 +59,7 @@ public final class LogManager implements AutoCloseable {
     public void scan() throws IOException {
         for (Path dir : logDirs) {
             Files.createDirectories(dir);
+            checkpointedHighWatermarks.putAll(HighWatermarkCheckpoint.read(dir));
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
                 for (Path p : entries) {
                     Matcher m = PARTITION_DIR.matcher(p.getFileName().toString());
@@ -65,6 +69,33 @@ public final class LogManager implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** The high watermark checkpointed for {@code tp} before this start, if any. */
+    public OptionalLong checkpointedHighWatermark(TopicPartition tp) {
+        Long hw = checkpointedHighWatermarks.get(tp);
+        return hw == null ? OptionalLong.empty() : OptionalLong.of(hw);
+    }
+
+    /** Writes every log dir's {@link HighWatermarkCheckpoint} from {@code highWatermarks} (partitions of other dirs ignored). */
+    public synchronized void checkpointHighWatermarks(Map<TopicPartition, Long> highWatermarks) {
+        Map<Path, Map<TopicPartition, Long>> byDir = new HashMap<>();
+        for (Path dir : logDirs) {
+            byDir.put(dir, new HashMap<>());
+        }
+        highWatermarks.forEach((tp, hw) -> {
+            Path partitionDir = dirs.get(tp);
+            if (partitionDir != null && byDir.containsKey(partitionDir.getParent())) {
+                byDir.get(partitionDir.getParent()).put(tp, hw);
+            }
+        });
+        byDir.forEach((dir, hws) -> {
+            try {
+                HighWatermarkCheckpoint.write(dir, hws);
+            } catch (IOException e) {
+                log.warn("Could not write the high-watermark checkpoint of {}: {}", dir, e.toString());
+            }
+        });
     }
 
     /** Partitions found on disk at start-up that belong to no topic in the metadata (deleted while down). */

@@ -36,12 +36,23 @@ public final class Partition {
 
     Partition(TopicPartition topicPartition, Uuid topicId, PartitionLog log, PartitionRegistration registration,
               int localBrokerId, long nowMs) {
+        this(topicPartition, topicId, log, registration, localBrokerId, nowMs, java.util.OptionalLong.empty());
+    }
+
+    /**
+     * @param checkpointed the high watermark checkpointed before this start, if any: a committed
+     *                     offset, so the watermark starts there (within the log) instead of at the log start
+     */
+    Partition(TopicPartition topicPartition, Uuid topicId, PartitionLog log, PartitionRegistration registration,
+              int localBrokerId, long nowMs, java.util.OptionalLong checkpointed) {
         this.topicPartition = topicPartition;
         this.topicId = topicId;
         this.log = log;
         // With this broker as the only replica every record is committed; otherwise the watermark
-        // must be learnt again (no checkpoint yet), from the leader or from the followers.
-        this.highWatermark = registration.replicas().equals(List.of(localBrokerId)) ? log.logEndOffset() : log.logStartOffset();
+        // starts from the checkpoint (or the log start) and is learnt again, from the leader or the followers.
+        long start = log.logStartOffset();
+        this.highWatermark = registration.replicas().equals(List.of(localBrokerId)) ? log.logEndOffset()
+                : Math.min(Math.max(checkpointed.orElse(start), start), log.logEndOffset());
         update(registration, localBrokerId, nowMs);
     }
 

@@ -217,7 +217,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
                 }
                 try {
                     PartitionLog l = logManager.getOrCreate(tp, t.id(), config);
-                    Partition created = new Partition(tp, t.id(), l, registration, brokerId, now);
+                    Partition created = new Partition(tp, t.id(), l, registration, brokerId, now,
+                            logManager.checkpointedHighWatermark(tp));
                     partitions.put(tp, created);
                     if (created.isLeader()) {
                         leadership.add(new LeadershipChange(tp, true, registration.leaderEpoch()));
@@ -774,10 +775,27 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         return low;
     }
 
+    /** Writes the high watermark of every hosted partition to its log dir's checkpoint (not after close, which writes the last). */
+    public void checkpointHighWatermarks() {
+        if (!closed) {
+            writeHighWatermarks();
+        }
+    }
+
+    private void writeHighWatermarks() {
+        Map<TopicPartition, Long> hws = new HashMap<>();
+        partitions.forEach((tp, p) -> hws.put(tp, p.highWatermark()));
+        logManager.checkpointHighWatermarks(hws);
+    }
+
     @Override
     public void close() {
         synchronized (this) {
+            if (closed) {
+                return;
+            }
             closed = true;
+            writeHighWatermarks();
         }
         for (Set<DelayedFetch> set : waiting.values()) {
             for (DelayedFetch d : set) {

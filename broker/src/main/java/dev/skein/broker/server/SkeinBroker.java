@@ -267,6 +267,8 @@ public final class SkeinBroker implements AutoCloseable {
         scheduler.scheduleWithFixedDelay(logManager::runRetention, retentionMs, retentionMs, TimeUnit.MILLISECONDS);
         long flushMs = Math.min(config.logFlushSchedulerIntervalMs(), 1000L);
         scheduler.scheduleWithFixedDelay(logManager::runFlush, flushMs, flushMs, TimeUnit.MILLISECONDS);
+        long hwMs = config.replicaHighWatermarkCheckpointIntervalMs();
+        scheduler.scheduleWithFixedDelay(replicaManager::checkpointHighWatermarks, hwMs, hwMs, TimeUnit.MILLISECONDS);
         if (config.logCleanerEnable()) {
             long backoff = Math.max(10L, config.logCleanerBackoffMs());
             scheduler.scheduleWithFixedDelay(() -> {

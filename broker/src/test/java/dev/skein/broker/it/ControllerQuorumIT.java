@@ -50,6 +50,7 @@ class ControllerQuorumIT {
             p.put("broker.session.timeout.ms", "3000");
             p.put("broker.rack", "rack-" + i);
             p.put("auto.leader.rebalance.enable", "false");
+            p.put("replica.high.watermark.checkpoint.interval.ms", "200");
             brokers.add(SkeinBroker.start(new BrokerConfig(p)));
         }
     }
@@ -219,6 +220,37 @@ class ControllerQuorumIT {
             });
             assertThat(committed(admin, group, tp)).as("offset served by the returning coordinator").isEqualTo(29);
         }
+    }
+
+    /** Every replica saves its high watermark, so after a restart it need not learn it again from the log start. */
+    @Test
+    void everyReplicaCheckpointsItsHighWatermark() throws Exception {
+        awaitThreeLiveBrokers();
+        try (Admin admin = admin(0)) {
+            admin.createTopics(List.of(new NewTopic("watermarked", 1, (short) 3))).all().get();
+        }
+        Map<String, Object> producerProps = Map.of(
+                org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(0).bootstrapServers(),
+                org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "all",
+                org.apache.kafka.clients.producer.ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                org.apache.kafka.common.serialization.StringSerializer.class.getName(),
+                org.apache.kafka.clients.producer.ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                org.apache.kafka.common.serialization.StringSerializer.class.getName());
+        try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<String, String>(producerProps)) {
+            for (int i = 0; i < 100; i++) {
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("watermarked", "k", "v" + i));
+            }
+            producer.flush();
+        }
+        TopicPartition tp = new TopicPartition("watermarked", 0);
+        for (int i = 0; i < 3; i++) {
+            Path logDir = Path.of(quorum.get(i).get("log.dirs"));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(dev.skein.broker.storage.HighWatermarkCheckpoint.read(logDir)).containsEntry(tp, 100L));
+        }
+        brokers.get(2).close();
+        assertThat(dev.skein.broker.storage.HighWatermarkCheckpoint.read(Path.of(quorum.get(2).get("log.dirs"))))
+                .containsEntry(tp, 100L);
     }
 
     /** FindCoordinator's answer: the leader of the group's {@code __consumer_offsets} partition. */
