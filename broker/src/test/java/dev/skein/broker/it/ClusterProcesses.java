@@ -12,18 +12,24 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Collections;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
 import static org.awaitility.Awaitility.await;
 
 /**
  * A cluster of Skein brokers, each in its own JVM and each a voter of the controller quorum, on
- * fixed loopback ports and data dirs so a node killed with SIGKILL restarts where it left off.
+ * fixed ports and data dirs so a node killed with SIGKILL restarts where it left off. By default
+ * every node listens on loopback; {@link #inNamespaces} puts each node in its own network namespace
+ * of a {@link NamespaceNetwork}, so a test can partition the network between them.
  */
 final class ClusterProcesses implements AutoCloseable {
     private final Path root;
+    private final List<String> hosts;
+    private final IntFunction<List<String>> launcher;
     private final int[] ports;
     private final Path[] propertiesFiles;
     private final Process[] processes;
@@ -32,6 +38,26 @@ final class ClusterProcesses implements AutoCloseable {
     private final Thread killOnExit = new Thread(this::killAll, "skein-cluster-cleanup");
 
     ClusterProcesses(int size, Map<String, String> overrides) throws IOException {
+        this(Collections.nCopies(size, "127.0.0.1"), node -> List.of(), overrides);
+    }
+
+    /** One node per network namespace of {@code net}, each listening on its own address. */
+    static ClusterProcesses inNamespaces(NamespaceNetwork net, Map<String, String> overrides) throws IOException {
+        List<String> hosts = new ArrayList<>();
+        for (int i = 0; i < net.size(); i++) {
+            hosts.add(net.ip(i));
+        }
+        return new ClusterProcesses(hosts, net::launcher, overrides);
+    }
+
+    /**
+     * Node {@code i} listens on {@code hosts.get(i)}; its JVM is started with {@code launcher.apply(i)}
+     * in front of the java command (empty: started directly).
+     */
+    ClusterProcesses(List<String> hosts, IntFunction<List<String>> launcher, Map<String, String> overrides) throws IOException {
+        int size = hosts.size();
+        this.hosts = List.copyOf(hosts);
+        this.launcher = launcher;
         root = Files.createTempDirectory("skein-cluster-");
         Runtime.getRuntime().addShutdownHook(killOnExit);
         ports = new int[size];
@@ -42,7 +68,7 @@ final class ClusterProcesses implements AutoCloseable {
         }
         List<String> voters = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            voters.add(i + "@127.0.0.1:" + controllerPorts[i]);
+            voters.add(i + "@" + hosts.get(i) + ":" + controllerPorts[i]);
         }
         propertiesFiles = new Path[size];
         processes = new Process[size];
@@ -53,7 +79,8 @@ final class ClusterProcesses implements AutoCloseable {
             Map<String, String> p = TestBroker.baseProperties(dir, ports[i]);
             p.put("node.id", Integer.toString(i));
             p.put("controller.quorum.voters", String.join(",", voters));
-            p.put("listeners", "PLAINTEXT://127.0.0.1:" + ports[i] + ",CONTROLLER://127.0.0.1:" + controllerPorts[i]);
+            p.put("listeners", "PLAINTEXT://" + hosts.get(i) + ":" + ports[i] + ",CONTROLLER://" + hosts.get(i) + ":"
+                    + controllerPorts[i]);
             p.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, size)));
             p.put("broker.rack", "rack-" + i);
             p.putAll(overrides);
@@ -74,8 +101,10 @@ final class ClusterProcesses implements AutoCloseable {
     void start(int node) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         starts[node]++;
-        processes[node] = new ProcessBuilder(List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                "dev.skein.broker.Main", propertiesFiles[node].toString()))
+        List<String> command = new ArrayList<>(launcher.apply(node));
+        command.addAll(List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+                "dev.skein.broker.Main", propertiesFiles[node].toString()));
+        processes[node] = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile(node, starts[node]).toFile()))
                 .start();
@@ -122,7 +151,15 @@ final class ClusterProcesses implements AutoCloseable {
     }
 
     String bootstrap(List<Integer> nodes) {
-        return nodes.stream().map(i -> "127.0.0.1:" + ports[i]).collect(Collectors.joining(","));
+        return nodes.stream().map(i -> hosts.get(i) + ":" + ports[i]).collect(Collectors.joining(","));
+    }
+
+    String host(int node) {
+        return hosts.get(node);
+    }
+
+    int port(int node) {
+        return ports[node];
     }
 
     String bootstrap() {
