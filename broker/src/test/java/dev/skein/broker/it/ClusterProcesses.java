@@ -38,27 +38,34 @@ final class ClusterProcesses implements AutoCloseable {
     private final Thread killOnExit = new Thread(this::killAll, "skein-cluster-cleanup");
 
     ClusterProcesses(int size, Map<String, String> overrides) throws IOException {
-        this(Collections.nCopies(size, "127.0.0.1"), node -> List.of(), overrides);
+        this("skein-cluster-", Collections.nCopies(size, "127.0.0.1"), node -> List.of(), overrides);
+    }
+
+    /** As {@link #ClusterProcesses(int, Map)}, with the data under a new temp dir named {@code dirPrefix...}. */
+    ClusterProcesses(String dirPrefix, int size, Map<String, String> overrides) throws IOException {
+        this(dirPrefix, Collections.nCopies(size, "127.0.0.1"), node -> List.of(), overrides);
     }
 
     /** One node per network namespace of {@code net}, each listening on its own address. */
-    static ClusterProcesses inNamespaces(NamespaceNetwork net, Map<String, String> overrides) throws IOException {
+    static ClusterProcesses inNamespaces(String dirPrefix, NamespaceNetwork net, Map<String, String> overrides)
+            throws IOException {
         List<String> hosts = new ArrayList<>();
         for (int i = 0; i < net.size(); i++) {
             hosts.add(net.ip(i));
         }
-        return new ClusterProcesses(hosts, net::launcher, overrides);
+        return new ClusterProcesses(dirPrefix, hosts, net::launcher, overrides);
     }
 
     /**
      * Node {@code i} listens on {@code hosts.get(i)}; its JVM is started with {@code launcher.apply(i)}
      * in front of the java command (empty: started directly).
      */
-    ClusterProcesses(List<String> hosts, IntFunction<List<String>> launcher, Map<String, String> overrides) throws IOException {
+    ClusterProcesses(String dirPrefix, List<String> hosts, IntFunction<List<String>> launcher, Map<String, String> overrides)
+            throws IOException {
         int size = hosts.size();
         this.hosts = List.copyOf(hosts);
         this.launcher = launcher;
-        root = Files.createTempDirectory("skein-cluster-");
+        root = Files.createTempDirectory(dirPrefix);
         Runtime.getRuntime().addShutdownHook(killOnExit);
         ports = new int[size];
         int[] controllerPorts = new int[size];
@@ -197,6 +204,27 @@ final class ClusterProcesses implements AutoCloseable {
             }
         }
         return sb.toString();
+    }
+
+    /** The node's JVM threads as jstack prints them, for a failing test's report. */
+    String threadDump(int node) {
+        Process p = processes[node];
+        if (p == null || !p.isAlive()) {
+            return "node " + node + " is not running";
+        }
+        String jstack = ProcessHandle.current().info().command().map(c -> Path.of(c).resolveSibling("jstack").toString())
+                .orElse("jstack");
+        try {
+            Process dump = new ProcessBuilder(jstack, Long.toString(p.pid())).redirectErrorStream(true).start();
+            String out = new String(dump.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            dump.waitFor(30, TimeUnit.SECONDS);
+            return out;
+        } catch (IOException e) {
+            return "no thread dump of node " + node + ": " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
     }
 
     private void killAll() {

@@ -73,7 +73,7 @@ class NetworkPartitionIT {
         var unavailable = NamespaceNetwork.unavailableReason();
         assumeTrue(unavailable.isEmpty(), () -> "skipping the network-partition test: " + unavailable.orElse(""));
         net = NamespaceNetwork.create(3);
-        cluster = ClusterProcesses.inNamespaces(net, Map.of(
+        cluster = ClusterProcesses.inNamespaces("np-partition-", net, Map.of(
                 "broker.heartbeat.interval.ms", "250",
                 "broker.session.timeout.ms", "3000",
                 "replica.lag.time.max.ms", "3000",
@@ -186,22 +186,26 @@ class NetworkPartitionIT {
         consuming.set(false);
         consumer.join(30_000);
 
+        Map<Errors, Integer> duringPartition = pinned.refusalsBetween(isolatedAt, healedAt);
         long lastPinnedAck = pinned.acks.stream().mapToLong(Long::longValue).max().orElse(0);
         long firstAckAfterCut = ackTimes.get(partition).stream()
                 .filter(t -> t > isolatedAt + TimeUnit.MILLISECONDS.toNanos(ACK_BOUND_MS)).mapToLong(Long::longValue).min()
                 .orElseThrow();
         System.out.printf("NetworkPartitionIT: isolated broker %d (leader of partition %d%s); new leader %d elected %d ms after"
                         + " the cut; first acknowledged write on it %d ms after the cut; last acknowledgement from the isolated"
-                        + " leader %d ms after the cut; %d pinned writes refused during the partition (%s); full ISR %d ms after"
+                        + " leader %d ms after the cut; %d pinned writes refused while it was cut off (%s); full ISR %d ms after"
                         + " healing; %d records acknowledged%n",
                 victim, partition, victimWasController ? ", the active controller" : "", newLeader,
                 (electedAt - isolatedAt) / 1_000_000, (firstAckAfterCut - isolatedAt) / 1_000_000,
-                (lastPinnedAck - isolatedAt) / 1_000_000, pinned.refusedSince(isolatedAt), pinned.refusals,
+                (lastPinnedAck - isolatedAt) / 1_000_000, duringPartition.values().stream().mapToInt(Integer::intValue).sum(),
+                duringPartition,
                 (rejoinedAt - healedAt) / 1_000_000, acked);
 
         assertThat(pinned.acks).as("acknowledgements from the isolated leader more than %d ms after the cut", ACK_BOUND_MS)
                 .allSatisfy(t -> assertThat(t).isLessThan(isolatedAt + TimeUnit.MILLISECONDS.toNanos(ACK_BOUND_MS)));
-        assertThat(pinned.refusals.keySet()).as("how the isolated leader refused").isSubsetOf(REFUSALS);
+        assertThat(duringPartition.keySet()).as("how the isolated leader refused while cut off").isNotEmpty()
+                .isSubsetOf(REFUSALS);
+        assertThat(pinned.refusals.keySet()).as("how the old leader refused").isSubsetOf(REFUSALS);
         assertThat(newLeader).isNotEqualTo(victim);
 
         for (int node = 0; node < 3; node++) {
@@ -220,6 +224,7 @@ class NetworkPartitionIT {
         System.out.println(net.describe());
         for (int i = 0; i < cluster.size(); i++) {
             System.out.println(cluster.log(i));
+            System.out.println("--- threads of node " + i + "\n" + cluster.threadDump(i));
         }
     }
 
@@ -289,7 +294,7 @@ class NetworkPartitionIT {
         private static final short VERSION = 9;
         final List<Long> acks = new CopyOnWriteArrayList<>();
         final Map<Errors, Integer> refusals = new ConcurrentHashMap<>();
-        private final List<Long> refusedAt = new CopyOnWriteArrayList<>();
+        private final List<Map.Entry<Long, Errors>> refused = new CopyOnWriteArrayList<>();
         private final String host;
         private final int port;
         private final int partition;
@@ -306,7 +311,15 @@ class NetworkPartitionIT {
         }
 
         long refusedSince(long nanos) {
-            return refusedAt.stream().filter(t -> t > nanos).count();
+            return refused.stream().filter(e -> e.getKey() > nanos).count();
+        }
+
+        /** How the broker refused the writes it answered between the two instants. */
+        Map<Errors, Integer> refusalsBetween(long fromNanos, long toNanos) {
+            Map<Errors, Integer> out = new java.util.TreeMap<>();
+            refused.stream().filter(e -> e.getKey() > fromNanos && e.getKey() < toNanos)
+                    .forEach(e -> out.merge(e.getValue(), 1, Integer::sum));
+            return out;
         }
 
         void stop() throws IOException {
@@ -343,7 +356,7 @@ class NetworkPartitionIT {
                         history.unknown(value, partition);
                         lastFailure = error + ": " + pr.errorMessage();
                         refusals.merge(error, 1, Integer::sum);
-                        refusedAt.add(now);
+                        refused.add(Map.entry(now, error));
                     }
                 } catch (IOException | RuntimeException e) {
                     history.unknown(value, partition);

@@ -80,6 +80,10 @@ public final class RaftController implements Controller {
     private RaftProperties clientProperties;
     private volatile RaftClient client;
     private volatile RaftClient proposer;
+    /** Completed (and replaced) whenever this node learns of a new active controller. */
+    private volatile CompletableFuture<Integer> nextLeaderChange = new CompletableFuture<>();
+    /** The active controller as this node last learnt it from the quorum, or -1. */
+    private volatile int knownLeader = -1;
     private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
     private long nextProducerId;
@@ -149,14 +153,57 @@ public final class RaftController implements Controller {
                 settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir());
     }
 
+    /** A client that sends its first request to the active controller this node knows of, if any. */
     private RaftClient newClient(RaftProperties properties) {
-        return RaftClient.newBuilder()
+        RaftClient.Builder b = RaftClient.newBuilder()
                 .setClientId(ClientId.randomId())
                 .setRaftGroup(group)
                 .setProperties(properties)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-                .build();
+                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)));
+        int leader = knownLeader;
+        if (leader >= 0) {
+            b.setLeaderId(peerId(leader));
+        }
+        return b.build();
+    }
+
+    /**
+     * This node learnt that {@code leaderId} is the active controller: both clients are replaced by
+     * ones that talk to it first. A Ratis client keeps sending to the leader it knew until a request
+     * times out there, and a request to a controller cut off by a network partition hangs for the
+     * whole request timeout; meanwhile the new controller, which starts every broker's session when
+     * it takes over, would fence the brokers whose heartbeats are stuck (itself included). The old
+     * clients are closed once their requests, which {@link #call} has stopped waiting for, are moot.
+     */
+    private synchronized void pointClientsAt(int leaderId) {
+        if (closed || clientProperties == null || leaderId == knownLeader) {
+            return;
+        }
+        knownLeader = leaderId;
+        RaftClient oldClient = client;
+        RaftClient oldProposer = proposer;
+        client = newClient(clientProperties);
+        proposer = newClient(clientProperties);
+        try {
+            timers.schedule(() -> {
+                closeQuietly(oldClient);
+                closeQuietly(oldProposer);
+            }, settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException shuttingDown) {
+            closeQuietly(oldClient);
+            closeQuietly(oldProposer);
+        }
+    }
+
+    private static void closeQuietly(RaftClient c) {
+        try {
+            if (c != null) {
+                c.close();
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            log.debug("Closing a replaced Ratis client: {}", e.toString());
+        }
     }
 
     /**
@@ -292,11 +339,21 @@ public final class RaftController implements Controller {
         if (closed) {
             throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
         }
+        CompletableFuture<Integer> leaderChange = nextLeaderChange;
+        // unordered: requests of different threads (heartbeats, ISR changes) are independent, and an
+        // ordered client holds every later request back behind one stuck at an unreachable leader
         CompletableFuture<RaftClientReply> future = client.async()
-                .sendReadOnly(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
+                .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
         RaftClientReply raftReply;
         try {
-            raftReply = future.get(settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+            CompletableFuture.anyOf(future, leaderChange).get(settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+            if (!future.isDone()) {
+                // it may hang at the old controller; the next attempt goes to the new one
+                future.cancel(true);
+                throw new NotControllerException("The active controller changed to node " + leaderChange.getNow(-1)
+                        + " while the request was on its way");
+            }
+            raftReply = future.get();
         } catch (TimeoutException e) {
             future.cancel(true);
             throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
@@ -427,6 +484,12 @@ public final class RaftController implements Controller {
 
     private void onLeaderChanged(int leaderId) {
         log.info("Node {} sees controller {} as the active controller", settings.nodeId(), leaderId);
+        if (leaderId >= 0) {
+            pointClientsAt(leaderId);
+        }
+        CompletableFuture<Integer> fired = nextLeaderChange;
+        nextLeaderChange = new CompletableFuture<>();
+        fired.complete(leaderId);
         if (leaderId == settings.nodeId() && !closed) {
             try {
                 eventLoop.execute(() -> logic.becameActive(stateMachine.state()));
