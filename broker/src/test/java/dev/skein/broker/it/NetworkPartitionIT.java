@@ -11,10 +11,11 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -150,14 +151,15 @@ class NetworkPartitionIT {
             isolatedAt = System.nanoTime();
             net.isolate(victim);
 
-            try (Admin admin = cluster.admin(majority, Duration.ofSeconds(10))) {
-                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
-                    Node leader = describe(admin).get(partition).leader();
-                    return leader != null && leader.id() != victim;
-                });
-                electedAt = System.nanoTime();
-                newLeader = describe(admin).get(partition).leader().id();
-            }
+            // asked of the majority's brokers themselves: an Admin client may put the question to the
+            // isolated broker, which still names itself
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() ->
+                    majority.stream().allMatch(n -> {
+                        int leader = leaderAsSeenBy(n, partition);
+                        return leader >= 0 && leader != victim;
+                    }));
+            electedAt = System.nanoTime();
+            newLeader = leaderAsSeenBy(majority.getFirst(), partition);
             long boundNanos = TimeUnit.MILLISECONDS.toNanos(ACK_BOUND_MS);
             // the majority acknowledges again, the isolated leader has been refusing for a while
             await().atMost(Duration.ofSeconds(60)).until(() -> ackTimes.get(partition).stream()
@@ -375,6 +377,19 @@ class NetworkPartitionIT {
                     }
                 }
             }
+        }
+    }
+
+    /** The leader of {@code partition} in the metadata of broker {@code node} (-1 if it names none). */
+    private int leaderAsSeenBy(int node, int partition) {
+        try (KafkaWire wire = new KafkaWire(cluster.host(node), cluster.port(node))) {
+            MetadataRequestData request = new MetadataRequestData().setAllowAutoTopicCreation(false);
+            request.topics().add(new MetadataRequestData.MetadataRequestTopic().setName(TOPIC));
+            MetadataResponseData response = wire.call(ApiKeys.METADATA, (short) 12, request);
+            return response.topics().find(TOPIC).partitions().stream().filter(p -> p.partitionIndex() == partition)
+                    .mapToInt(MetadataResponseData.MetadataResponsePartition::leaderId).findFirst().orElse(-1);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 

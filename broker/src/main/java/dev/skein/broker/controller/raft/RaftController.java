@@ -73,6 +73,7 @@ public final class RaftController implements Controller {
     static final int PRODUCER_ID_BLOCK_SIZE = 1000;
 
     private final RaftControllerSettings settings;
+    private final Time time;
     private final ActiveController logic;
     private final MetadataStateMachine stateMachine;
     private final RaftGroup group;
@@ -92,6 +93,7 @@ public final class RaftController implements Controller {
 
     public RaftController(RaftControllerSettings settings, Time time, Random random) {
         this.settings = settings;
+        this.time = time;
         settings.self();
         this.logic = new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults());
         this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged);
@@ -115,6 +117,12 @@ public final class RaftController implements Controller {
         RaftServerConfigKeys.setStorageDir(p, List.of(settings.storageDir().toFile()));
         GrpcConfigKeys.Server.setHost(p, settings.bindHost());
         GrpcConfigKeys.Server.setPort(p, settings.self().port());
+        // Heartbeats on the same stream as the entries they follow. On a separate channel (the Ratis
+        // default) a follower handles a leader's heartbeat and its entries on two threads at once;
+        // after a network partition, when the deposed leader must truncate the entries of its own
+        // term, that race broke its log ("gap between start index ... and first entry to append",
+        // then "Already running a method by ...") and closed its Raft server for good.
+        GrpcConfigKeys.Server.setHeartbeatChannel(p, false);
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
@@ -340,18 +348,33 @@ public final class RaftController implements Controller {
             throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
         }
         CompletableFuture<Integer> leaderChange = nextLeaderChange;
+        int leaderAtSend = knownLeader;
         // unordered: requests of different threads (heartbeats, ISR changes) are independent, and an
         // ordered client holds every later request back behind one stuck at an unreachable leader
         CompletableFuture<RaftClientReply> future = client.async()
                 .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
         RaftClientReply raftReply;
+        long deadline = time.milliseconds() + settings.requestTimeoutMs();
         try {
-            CompletableFuture.anyOf(future, leaderChange).get(settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
-            if (!future.isDone()) {
-                // it may hang at the old controller; the next attempt goes to the new one
-                future.cancel(true);
-                throw new NotControllerException("The active controller changed to node " + leaderChange.getNow(-1)
-                        + " while the request was on its way");
+            while (true) {
+                long leftMs = deadline - time.milliseconds();
+                if (leftMs <= 0) {
+                    throw new TimeoutException();
+                }
+                CompletableFuture.anyOf(future, leaderChange).get(leftMs, TimeUnit.MILLISECONDS);
+                if (future.isDone()) {
+                    break;
+                }
+                int now = leaderChange.getNow(-1);
+                if (leaderAtSend >= 0 && now != leaderAtSend) {
+                    // sent to a controller that is no longer active: it may hang there (a network
+                    // partition); the retry goes to the new one. Without a known leader at sending
+                    // time the client looks for it itself, so the request is left to finish.
+                    future.cancel(true);
+                    throw new NotControllerException("The active controller changed from node " + leaderAtSend
+                            + " to node " + now + " while the request was on its way");
+                }
+                leaderChange = nextLeaderChange;
             }
             raftReply = future.get();
         } catch (TimeoutException e) {
