@@ -171,11 +171,17 @@ final class NamespaceNetwork implements AutoCloseable {
         run("ip", "link", "delete", bridge());
     }
 
-    /** Removes namespaces and links of earlier runs whose JVM is gone (named with its pid). */
+    /** Removes namespaces (and the processes left in them) and links of earlier runs whose JVM is gone (named with its pid). */
     private static void reapLeftovers() {
         for (String line : run("ip", "netns", "list").output.split("\n")) {
             Matcher m = OWNED_NETNS.matcher(line.split(" ")[0]);
             if (m.matches() && ProcessHandle.of(Long.parseLong(m.group(1))).isEmpty()) {
+                // brokers a killed test JVM left running in its namespace
+                for (String pid : run("ip", "netns", "pids", m.group()).output.split("\\s+")) {
+                    if (pid.matches("\\d+")) {
+                        ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
+                    }
+                }
                 run("ip", "netns", "delete", m.group());
             }
         }
