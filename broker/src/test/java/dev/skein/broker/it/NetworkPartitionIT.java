@@ -82,13 +82,18 @@ class NetworkPartitionIT {
                 "min.insync.replicas", "2",
                 "auto.leader.rebalance.enable", "false"));
         cluster.startAll();
-        for (int i = 0; i < 3; i++) {
-            cluster.awaitReady(i, 3);
-        }
-        try (Admin admin = cluster.admin(List.of(0, 1, 2), Duration.ofSeconds(30))) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 3)
-                    .configs(Map.of("min.insync.replicas", "2")))).all().get();
-            awaitFullIsr(admin);
+        try {
+            for (int i = 0; i < 3; i++) {
+                cluster.awaitReady(i, 3);
+            }
+            try (Admin admin = cluster.admin(List.of(0, 1, 2), Duration.ofSeconds(30))) {
+                admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 3)
+                        .configs(Map.of("min.insync.replicas", "2")))).all().get();
+                awaitFullIsr(admin);
+            }
+        } catch (Throwable t) {
+            dumpLogs();
+            throw t;
         }
     }
 

@@ -87,6 +87,10 @@ public final class RaftController implements Controller {
     private volatile int knownLeader = -1;
     private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
+    /** Closes replaced Ratis clients off the caller's thread (a close can wait seconds for gRPC). */
+    private ScheduledExecutorService clientCloser;
+    /** Guards swapping the clients; never held while anything blocks (Ratis notifies leader changes under it). */
+    private final Object clientLock = new Object();
     private long nextProducerId;
     private long producerIdBlockEnd;
     private volatile boolean closed;
@@ -150,6 +154,7 @@ public final class RaftController implements Controller {
 
         eventLoop = Executors.newSingleThreadExecutor(daemon("skein-controller-" + settings.nodeId() + "-event-loop"));
         timers = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-timer"));
+        clientCloser = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-client-closer"));
         server.start();
         timers.scheduleWithFixedDelay(() -> onLeader(this::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
                 settings.fenceCheckIntervalMs(), TimeUnit.MILLISECONDS);
@@ -184,23 +189,28 @@ public final class RaftController implements Controller {
      * it takes over, would fence the brokers whose heartbeats are stuck (itself included). The old
      * clients are closed once their requests, which {@link #call} has stopped waiting for, are moot.
      */
-    private synchronized void pointClientsAt(int leaderId) {
-        if (closed || clientProperties == null || leaderId == knownLeader) {
-            return;
+    private void pointClientsAt(int leaderId) {
+        RaftClient oldClient;
+        RaftClient oldProposer;
+        synchronized (clientLock) {
+            if (closed || clientProperties == null || leaderId == knownLeader) {
+                return;
+            }
+            knownLeader = leaderId;
+            oldClient = client;
+            oldProposer = proposer;
+            client = newClient(clientProperties);
+            proposer = newClient(clientProperties);
         }
-        knownLeader = leaderId;
-        RaftClient oldClient = client;
-        RaftClient oldProposer = proposer;
-        client = newClient(clientProperties);
-        proposer = newClient(clientProperties);
+        closeLater(oldClient, settings.requestTimeoutMs());
+        closeLater(oldProposer, settings.requestTimeoutMs());
+    }
+
+    private void closeLater(RaftClient c, long delayMs) {
         try {
-            timers.schedule(() -> {
-                closeQuietly(oldClient);
-                closeQuietly(oldProposer);
-            }, settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+            clientCloser.schedule(() -> closeQuietly(c), delayMs, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException shuttingDown) {
-            closeQuietly(oldClient);
-            closeQuietly(oldProposer);
+            closeQuietly(c);
         }
     }
 
@@ -219,24 +229,23 @@ public final class RaftController implements Controller {
      * loss of quorum does that); later requests then fail with AlreadyClosedException forever. The
      * node must outlive a quorum loss, so a client that failed is replaced by a fresh one.
      */
-    private synchronized void renewClientAfter(Throwable failure, boolean forProposals) {
-        RaftClient broken = forProposals ? proposer : client;
-        if (closed || broken == null) {
-            return;
-        }
-        RaftClient fresh = newClient(clientProperties);
-        if (forProposals) {
-            proposer = fresh;
-        } else {
-            client = fresh;
+    private void renewClientAfter(Throwable failure, boolean forProposals) {
+        RaftClient broken;
+        synchronized (clientLock) {
+            broken = forProposals ? proposer : client;
+            if (closed || broken == null) {
+                return;
+            }
+            RaftClient fresh = newClient(clientProperties);
+            if (forProposals) {
+                proposer = fresh;
+            } else {
+                client = fresh;
+            }
         }
         log.info("Node {} replaced its Ratis {} client after: {}", settings.nodeId(),
                 forProposals ? "proposal" : "request", failure.toString());
-        try {
-            broken.close();
-        } catch (java.io.IOException | RuntimeException e) {
-            log.debug("Closing the failed Ratis client: {}", e.toString());
-        }
+        closeLater(broken, 0);
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -578,6 +587,10 @@ public final class RaftController implements Controller {
         closed = true;
         if (timers != null) {
             timers.shutdownNow();
+        }
+        if (clientCloser != null) {
+            // the replaced clients waiting for their close: close them now
+            clientCloser.shutdownNow().forEach(Runnable::run);
         }
         if (eventLoop != null) {
             eventLoop.shutdownNow();
