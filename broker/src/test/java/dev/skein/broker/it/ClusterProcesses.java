@@ -129,8 +129,13 @@ final class ClusterProcesses implements AutoCloseable {
             if (!processes[node].isAlive()) {
                 throw new IllegalStateException("node " + node + " exited with " + processes[node].exitValue() + ": " + log(node));
             }
-            try (Admin admin = admin(List.of(node), Duration.ofSeconds(3))) {
+            Admin admin = admin(List.of(node), Duration.ofSeconds(3));
+            try {
                 return admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).size() >= brokers;
+            } finally {
+                // bounded: a plain close waits for every call in flight, and one stuck call would hold this
+                // poll (and the whole wait) past its deadline
+                admin.close(Duration.ofSeconds(3));
             }
         });
     }
