@@ -174,9 +174,11 @@ class NetworkPartitionIT {
 
             healedAt = System.nanoTime();
             net.healAll();
-            try (Admin admin = cluster.admin(List.of(0, 1, 2), Duration.ofSeconds(20))) {
-                awaitFullIsr(admin);
-            }
+            // the majority's view: the healed broker's own metadata still shows the full ISR of before
+            // the cut until it catches up with the quorum. Back in an ISR means its log was truncated
+            // to the new leader's and caught up (the leader lets no diverging follower in).
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() ->
+                    majority.stream().allMatch(n -> isrSizesAsSeenBy(n).values().stream().allMatch(size -> size == 3)));
             rejoinedAt = System.nanoTime();
         } catch (Throwable t) {
             consuming.set(false);
@@ -387,12 +389,25 @@ class NetworkPartitionIT {
 
     /** The leader of {@code partition} in the metadata of broker {@code node} (-1 if it names none). */
     private int leaderAsSeenBy(int node, int partition) {
+        return partitionsAsSeenBy(node).stream().filter(p -> p.partitionIndex() == partition)
+                .mapToInt(MetadataResponseData.MetadataResponsePartition::leaderId).findFirst().orElse(-1);
+    }
+
+    /** The ISR size of each partition of the topic in the metadata of broker {@code node}. */
+    private Map<Integer, Integer> isrSizesAsSeenBy(int node) {
+        Map<Integer, Integer> out = new HashMap<>();
+        partitionsAsSeenBy(node).forEach(p -> out.put(p.partitionIndex(), p.isrNodes().size()));
+        assertThat(out).hasSize(PARTITIONS);
+        return out;
+    }
+
+    /** The topic's partitions as broker {@code node} describes them (Metadata asked of that broker alone). */
+    private List<MetadataResponseData.MetadataResponsePartition> partitionsAsSeenBy(int node) {
         try (KafkaWire wire = new KafkaWire(cluster.host(node), cluster.port(node))) {
             MetadataRequestData request = new MetadataRequestData().setAllowAutoTopicCreation(false);
             request.topics().add(new MetadataRequestData.MetadataRequestTopic().setName(TOPIC));
             MetadataResponseData response = wire.call(ApiKeys.METADATA, (short) 12, request);
-            return response.topics().find(TOPIC).partitions().stream().filter(p -> p.partitionIndex() == partition)
-                    .mapToInt(MetadataResponseData.MetadataResponsePartition::leaderId).findFirst().orElse(-1);
+            return response.topics().find(TOPIC).partitions();
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
