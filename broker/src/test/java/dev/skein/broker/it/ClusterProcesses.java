@@ -12,18 +12,24 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Collections;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
 import static org.awaitility.Awaitility.await;
 
 /**
  * A cluster of Skein brokers, each in its own JVM and each a voter of the controller quorum, on
- * fixed loopback ports and data dirs so a node killed with SIGKILL restarts where it left off.
+ * fixed ports and data dirs so a node killed with SIGKILL restarts where it left off. By default
+ * every node listens on loopback; {@link #inNamespaces} puts each node in its own network namespace
+ * of a {@link NamespaceNetwork}, so a test can partition the network between them.
  */
 final class ClusterProcesses implements AutoCloseable {
     private final Path root;
+    private final List<String> hosts;
+    private final IntFunction<List<String>> launcher;
     private final int[] ports;
     private final Path[] propertiesFiles;
     private final Process[] processes;
@@ -32,7 +38,34 @@ final class ClusterProcesses implements AutoCloseable {
     private final Thread killOnExit = new Thread(this::killAll, "skein-cluster-cleanup");
 
     ClusterProcesses(int size, Map<String, String> overrides) throws IOException {
-        root = Files.createTempDirectory("skein-cluster-");
+        this("skein-cluster-", Collections.nCopies(size, "127.0.0.1"), node -> List.of(), overrides);
+    }
+
+    /** As {@link #ClusterProcesses(int, Map)}, with the data under a new temp dir named {@code dirPrefix...}. */
+    ClusterProcesses(String dirPrefix, int size, Map<String, String> overrides) throws IOException {
+        this(dirPrefix, Collections.nCopies(size, "127.0.0.1"), node -> List.of(), overrides);
+    }
+
+    /** One node per network namespace of {@code net}, each listening on its own address. */
+    static ClusterProcesses inNamespaces(String dirPrefix, NamespaceNetwork net, Map<String, String> overrides)
+            throws IOException {
+        List<String> hosts = new ArrayList<>();
+        for (int i = 0; i < net.size(); i++) {
+            hosts.add(net.ip(i));
+        }
+        return new ClusterProcesses(dirPrefix, hosts, net::launcher, overrides);
+    }
+
+    /**
+     * Node {@code i} listens on {@code hosts.get(i)}; its JVM is started with {@code launcher.apply(i)}
+     * in front of the java command (empty: started directly).
+     */
+    ClusterProcesses(String dirPrefix, List<String> hosts, IntFunction<List<String>> launcher, Map<String, String> overrides)
+            throws IOException {
+        int size = hosts.size();
+        this.hosts = List.copyOf(hosts);
+        this.launcher = launcher;
+        root = Files.createTempDirectory(dirPrefix);
         Runtime.getRuntime().addShutdownHook(killOnExit);
         ports = new int[size];
         int[] controllerPorts = new int[size];
@@ -42,7 +75,7 @@ final class ClusterProcesses implements AutoCloseable {
         }
         List<String> voters = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            voters.add(i + "@127.0.0.1:" + controllerPorts[i]);
+            voters.add(i + "@" + hosts.get(i) + ":" + controllerPorts[i]);
         }
         propertiesFiles = new Path[size];
         processes = new Process[size];
@@ -53,7 +86,8 @@ final class ClusterProcesses implements AutoCloseable {
             Map<String, String> p = TestBroker.baseProperties(dir, ports[i]);
             p.put("node.id", Integer.toString(i));
             p.put("controller.quorum.voters", String.join(",", voters));
-            p.put("listeners", "PLAINTEXT://127.0.0.1:" + ports[i] + ",CONTROLLER://127.0.0.1:" + controllerPorts[i]);
+            p.put("listeners", "PLAINTEXT://" + hosts.get(i) + ":" + ports[i] + ",CONTROLLER://" + hosts.get(i) + ":"
+                    + controllerPorts[i]);
             p.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, size)));
             p.put("broker.rack", "rack-" + i);
             p.putAll(overrides);
@@ -79,8 +113,10 @@ final class ClusterProcesses implements AutoCloseable {
     void start(int node) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         starts[node]++;
-        processes[node] = new ProcessBuilder(List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                "dev.skein.broker.Main", propertiesFiles[node].toString()))
+        List<String> command = new ArrayList<>(launcher.apply(node));
+        command.addAll(List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+                "dev.skein.broker.Main", propertiesFiles[node].toString()));
+        processes[node] = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile(node, starts[node]).toFile()))
                 .start();
@@ -102,7 +138,8 @@ final class ClusterProcesses implements AutoCloseable {
             try {
                 return admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).size() >= brokers;
             } finally {
-                // bounded: an unbounded close waits for calls in flight, and a poll must not hang the wait
+                // bounded: a plain close waits for every call in flight, and one stuck call would hold this
+                // poll (and the whole wait) past its deadline
                 admin.close(Duration.ofSeconds(3));
             }
         });
@@ -131,7 +168,11 @@ final class ClusterProcesses implements AutoCloseable {
     }
 
     String bootstrap(List<Integer> nodes) {
-        return nodes.stream().map(i -> "127.0.0.1:" + ports[i]).collect(Collectors.joining(","));
+        return nodes.stream().map(i -> hosts.get(i) + ":" + ports[i]).collect(Collectors.joining(","));
+    }
+
+    String host(int node) {
+        return hosts.get(node);
     }
 
     String bootstrap() {
@@ -169,6 +210,27 @@ final class ClusterProcesses implements AutoCloseable {
             }
         }
         return sb.toString();
+    }
+
+    /** The node's JVM threads as jstack prints them, for a failing test's report. */
+    String threadDump(int node) {
+        Process p = processes[node];
+        if (p == null || !p.isAlive()) {
+            return "node " + node + " is not running";
+        }
+        String jstack = ProcessHandle.current().info().command().map(c -> Path.of(c).resolveSibling("jstack").toString())
+                .orElse("jstack");
+        try {
+            Process dump = new ProcessBuilder(jstack, Long.toString(p.pid())).redirectErrorStream(true).start();
+            String out = new String(dump.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            dump.waitFor(30, TimeUnit.SECONDS);
+            return out;
+        } catch (IOException e) {
+            return "no thread dump of node " + node + ": " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
     }
 
     private void killAll() {

@@ -2,8 +2,6 @@ package dev.skein.broker.it;
 
 import dev.skein.broker.checker.LogChecker;
 import dev.skein.broker.checker.LogHistory;
-import dev.skein.broker.storage.LogConfig;
-import dev.skein.broker.storage.PartitionLog;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -19,18 +17,12 @@ import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
-import org.apache.kafka.common.record.Record;
-import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -343,27 +335,6 @@ class FailoverIT {
     }
 
     private void readReplica(LogHistory history, int node, int partition) throws Exception {
-        Path dir = cluster.logDir(node).resolve(TOPIC + "-" + partition);
-        assertThat(Files.isDirectory(dir)).as("replica %d of partition %d", node, partition).isTrue();
-        try (PartitionLog log = PartitionLog.open(dir, new TopicPartition(TOPIC, partition), LogConfig.defaults(), Time.SYSTEM)) {
-            long offset = log.logStartOffset();
-            long end = log.logEndOffset();
-            while (offset < end) {
-                long next = offset;
-                for (RecordBatch batch : log.read(offset, 1 << 20, end, true).records().batches()) {
-                    for (Record r : batch) {
-                        if (r.offset() >= offset) {
-                            history.read("replica-" + node, partition, r.offset(),
-                                    StandardCharsets.UTF_8.decode(r.value()).toString());
-                        }
-                    }
-                    next = batch.nextOffset();
-                }
-                if (next == offset) {
-                    break;
-                }
-                offset = next;
-            }
-        }
+        ReplicaLogs.read(history, "replica-" + node, cluster.logDir(node), TOPIC, partition);
     }
 }

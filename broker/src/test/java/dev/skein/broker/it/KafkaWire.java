@@ -25,7 +25,11 @@ final class KafkaWire implements AutoCloseable {
     private int correlationId;
 
     KafkaWire(int port) throws IOException {
-        socket = new Socket("127.0.0.1", port);
+        this("127.0.0.1", port);
+    }
+
+    KafkaWire(String host, int port) throws IOException {
+        socket = new Socket(host, port);
         socket.setSoTimeout(30_000);
         in = new DataInputStream(socket.getInputStream());
         out = new DataOutputStream(socket.getOutputStream());

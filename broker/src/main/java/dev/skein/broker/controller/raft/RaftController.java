@@ -73,6 +73,7 @@ public final class RaftController implements Controller {
     static final int PRODUCER_ID_BLOCK_SIZE = 1000;
 
     private final RaftControllerSettings settings;
+    private final Time time;
     private final ActiveController logic;
     private final MetadataStateMachine stateMachine;
     private final RaftGroup group;
@@ -80,14 +81,23 @@ public final class RaftController implements Controller {
     private RaftProperties clientProperties;
     private volatile RaftClient client;
     private volatile RaftClient proposer;
+    /** Completed (and replaced) whenever this node learns of a new active controller. */
+    private volatile CompletableFuture<Integer> nextLeaderChange = new CompletableFuture<>();
+    /** The active controller as this node last learnt it from the quorum, or -1. */
+    private volatile int knownLeader = -1;
     private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
+    /** Closes replaced Ratis clients off the caller's thread (a close can wait seconds for gRPC). */
+    private ScheduledExecutorService clientCloser;
+    /** Guards swapping the clients; never held while anything blocks (Ratis notifies leader changes under it). */
+    private final Object clientLock = new Object();
     private long nextProducerId;
     private long producerIdBlockEnd;
     private volatile boolean closed;
 
     public RaftController(RaftControllerSettings settings, Time time, Random random) {
         this.settings = settings;
+        this.time = time;
         settings.self();
         this.logic = new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults());
         this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged);
@@ -111,6 +121,12 @@ public final class RaftController implements Controller {
         RaftServerConfigKeys.setStorageDir(p, List.of(settings.storageDir().toFile()));
         GrpcConfigKeys.Server.setHost(p, settings.bindHost());
         GrpcConfigKeys.Server.setPort(p, settings.self().port());
+        // Heartbeats on the same stream as the entries they follow. On a separate channel (the Ratis
+        // default) a follower handles a leader's heartbeat and its entries on two threads at once;
+        // after a network partition, when the deposed leader must truncate the entries of its own
+        // term, that race broke its log ("gap between start index ... and first entry to append",
+        // then "Already running a method by ...") and closed its Raft server for good.
+        GrpcConfigKeys.Server.setHeartbeatChannel(p, false);
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
@@ -138,6 +154,7 @@ public final class RaftController implements Controller {
 
         eventLoop = Executors.newSingleThreadExecutor(daemon("skein-controller-" + settings.nodeId() + "-event-loop"));
         timers = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-timer"));
+        clientCloser = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-client-closer"));
         server.start();
         timers.scheduleWithFixedDelay(() -> onLeader(this::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
                 settings.fenceCheckIntervalMs(), TimeUnit.MILLISECONDS);
@@ -149,14 +166,62 @@ public final class RaftController implements Controller {
                 settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir());
     }
 
+    /** A client that sends its first request to the active controller this node knows of, if any. */
     private RaftClient newClient(RaftProperties properties) {
-        return RaftClient.newBuilder()
+        RaftClient.Builder b = RaftClient.newBuilder()
                 .setClientId(ClientId.randomId())
                 .setRaftGroup(group)
                 .setProperties(properties)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-                .build();
+                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)));
+        int leader = knownLeader;
+        if (leader >= 0) {
+            b.setLeaderId(peerId(leader));
+        }
+        return b.build();
+    }
+
+    /**
+     * This node learnt that {@code leaderId} is the active controller: both clients are replaced by
+     * ones that talk to it first. A Ratis client keeps sending to the leader it knew until a request
+     * times out there, and a request to a controller cut off by a network partition hangs for the
+     * whole request timeout; meanwhile the new controller, which starts every broker's session when
+     * it takes over, would fence the brokers whose heartbeats are stuck (itself included). The old
+     * clients are closed once their requests, which {@link #call} has stopped waiting for, are moot.
+     */
+    private void pointClientsAt(int leaderId) {
+        RaftClient oldClient;
+        RaftClient oldProposer;
+        synchronized (clientLock) {
+            if (closed || clientProperties == null || leaderId == knownLeader) {
+                return;
+            }
+            knownLeader = leaderId;
+            oldClient = client;
+            oldProposer = proposer;
+            client = newClient(clientProperties);
+            proposer = newClient(clientProperties);
+        }
+        closeLater(oldClient, settings.requestTimeoutMs());
+        closeLater(oldProposer, settings.requestTimeoutMs());
+    }
+
+    private void closeLater(RaftClient c, long delayMs) {
+        try {
+            clientCloser.schedule(() -> closeQuietly(c), delayMs, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException shuttingDown) {
+            closeQuietly(c);
+        }
+    }
+
+    private static void closeQuietly(RaftClient c) {
+        try {
+            if (c != null) {
+                c.close();
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            log.debug("Closing a replaced Ratis client: {}", e.toString());
+        }
     }
 
     /**
@@ -164,24 +229,23 @@ public final class RaftController implements Controller {
      * loss of quorum does that); later requests then fail with AlreadyClosedException forever. The
      * node must outlive a quorum loss, so a client that failed is replaced by a fresh one.
      */
-    private synchronized void renewClientAfter(Throwable failure, boolean forProposals) {
-        RaftClient broken = forProposals ? proposer : client;
-        if (closed || broken == null) {
-            return;
-        }
-        RaftClient fresh = newClient(clientProperties);
-        if (forProposals) {
-            proposer = fresh;
-        } else {
-            client = fresh;
+    private void renewClientAfter(Throwable failure, boolean forProposals) {
+        RaftClient broken;
+        synchronized (clientLock) {
+            broken = forProposals ? proposer : client;
+            if (closed || broken == null) {
+                return;
+            }
+            RaftClient fresh = newClient(clientProperties);
+            if (forProposals) {
+                proposer = fresh;
+            } else {
+                client = fresh;
+            }
         }
         log.info("Node {} replaced its Ratis {} client after: {}", settings.nodeId(),
                 forProposals ? "proposal" : "request", failure.toString());
-        try {
-            broken.close();
-        } catch (java.io.IOException | RuntimeException e) {
-            log.debug("Closing the failed Ratis client: {}", e.toString());
-        }
+        closeLater(broken, 0);
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -302,11 +366,36 @@ public final class RaftController implements Controller {
         if (closed) {
             throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
         }
+        CompletableFuture<Integer> leaderChange = nextLeaderChange;
+        int leaderAtSend = knownLeader;
+        // unordered: requests of different threads (heartbeats, ISR changes) are independent, and an
+        // ordered client holds every later request back behind one stuck at an unreachable leader
         CompletableFuture<RaftClientReply> future = client.async()
-                .sendReadOnly(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
+                .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
         RaftClientReply raftReply;
+        long deadline = time.milliseconds() + settings.requestTimeoutMs();
         try {
-            raftReply = future.get(settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+            while (true) {
+                long leftMs = deadline - time.milliseconds();
+                if (leftMs <= 0) {
+                    throw new TimeoutException();
+                }
+                CompletableFuture.anyOf(future, leaderChange).get(leftMs, TimeUnit.MILLISECONDS);
+                if (future.isDone()) {
+                    break;
+                }
+                int now = leaderChange.getNow(-1);
+                if (leaderAtSend >= 0 && now != leaderAtSend) {
+                    // sent to a controller that is no longer active: it may hang there (a network
+                    // partition); the retry goes to the new one. Without a known leader at sending
+                    // time the client looks for it itself, so the request is left to finish.
+                    future.cancel(true);
+                    throw new NotControllerException("The active controller changed from node " + leaderAtSend
+                            + " to node " + now + " while the request was on its way");
+                }
+                leaderChange = nextLeaderChange;
+            }
+            raftReply = future.get();
         } catch (TimeoutException e) {
             future.cancel(true);
             throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
@@ -468,6 +557,12 @@ public final class RaftController implements Controller {
 
     private void onLeaderChanged(int leaderId) {
         log.info("Node {} sees controller {} as the active controller", settings.nodeId(), leaderId);
+        if (leaderId >= 0) {
+            pointClientsAt(leaderId);
+        }
+        CompletableFuture<Integer> fired = nextLeaderChange;
+        nextLeaderChange = new CompletableFuture<>();
+        fired.complete(leaderId);
         if (leaderId == settings.nodeId() && !closed) {
             try {
                 eventLoop.execute(() -> logic.becameActive(stateMachine.state()));
@@ -533,6 +628,10 @@ public final class RaftController implements Controller {
         closed = true;
         if (timers != null) {
             timers.shutdownNow();
+        }
+        if (clientCloser != null) {
+            // the replaced clients waiting for their close: close them now
+            clientCloser.shutdownNow().forEach(Runnable::run);
         }
         if (eventLoop != null) {
             eventLoop.shutdownNow();
