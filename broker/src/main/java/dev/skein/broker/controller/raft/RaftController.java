@@ -19,13 +19,15 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupManagementRequest;
+import org.apache.ratis.protocol.SetConfigurationRequest;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
@@ -71,12 +73,24 @@ import java.util.function.Consumer;
 public final class RaftController implements Controller {
     private static final Logger log = LoggerFactory.getLogger(RaftController.class);
     static final int PRODUCER_ID_BLOCK_SIZE = 1000;
+    private static final long PROBE_TIMEOUT_MS = 1000;
+    private static final long MEMBERSHIP_RETRY_MS = 500;
 
     private final RaftControllerSettings settings;
     private final ActiveController logic;
     private final MetadataStateMachine stateMachine;
+    /** The group with a placeholder peer per {@code controller.quorum.voters} address, for clients. */
     private final RaftGroup group;
-    private RaftServer server;
+    private final VoterStorage storage;
+    private volatile RaftServer server;
+    /** This voter's identity: node id + directory id of its metadata log dir. */
+    private volatile VoterKey self;
+    private volatile boolean member;
+    private volatile List<RaftPeer> knownVoters = List.of();
+    private RaftProperties serverProperties;
+    private ScheduledExecutorService membership;
+    private QuorumProbe probe;
+    private String lastMembershipNote;
     private RaftProperties clientProperties;
     private volatile RaftClient client;
     private volatile RaftClient proposer;
@@ -90,19 +104,21 @@ public final class RaftController implements Controller {
         this.settings = settings;
         settings.self();
         this.logic = new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults());
-        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged);
-        List<RaftPeer> peers = settings.voters().stream()
-                .map(v -> RaftPeer.newBuilder().setId(peerId(v.id())).setAddress(v.address()).build()).toList();
-        this.group = RaftGroup.valueOf(groupId(settings.clusterId()), peers);
+        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged,
+                this::onConfigurationChanged);
+        // clients find the leader by address; the peer ids of the voters are learnt from the quorum
+        this.group = RaftGroup.valueOf(groupId(settings.clusterId()), settings.voters().stream()
+                .map(v -> RaftPeer.newBuilder().setId("voter-" + v.id()).setAddress(v.address()).build()).toList());
+        this.storage = new VoterStorage(settings.storageDir(), group.getGroupId(), settings.clusterId(), settings.nodeId());
+    }
+
+    private static RaftPeer peer(VoterKey key, QuorumVoter voter) {
+        return RaftPeer.newBuilder().setId(key.peerId()).setAddress(voter.address()).build();
     }
 
     /** The Raft group of a cluster: the same on every voter, derived from the cluster id. */
     static RaftGroupId groupId(String clusterId) {
         return RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("skein-controller/" + clusterId).getBytes(StandardCharsets.UTF_8)));
-    }
-
-    private static RaftPeerId peerId(int nodeId) {
-        return RaftPeerId.valueOf(Integer.toString(nodeId));
     }
 
     public synchronized void start() throws IOException {
@@ -119,13 +135,18 @@ public final class RaftController implements Controller {
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.max(1, Math.min(1024, settings.snapshotThreshold())));
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("1MB"));
-        server = RaftServer.newBuilder()
-                .setServerId(peerId(settings.nodeId()))
-                .setGroup(group)
-                .setProperties(p)
-                .setStateMachine(stateMachine)
-                .setOption(RaftStorage.StartupOption.RECOVER)
-                .build();
+        serverProperties = p;
+        if (storage.isFresh()) {
+            // no Raft state (a new or wiped disk): a new incarnation with a new key, running without
+            // the group until the membership loop bootstraps the quorum or joins it
+            self = VoterKey.newIncarnation(settings.nodeId());
+            storage.format(self);
+            server = buildServer(self, null);
+        } else {
+            // the configuration comes from the log
+            self = storage.identity();
+            server = buildServer(self, RaftGroup.valueOf(group.getGroupId()));
+        }
 
         RaftProperties cp = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(cp, TimeDuration.valueOf(Math.max(500, settings.requestTimeoutMs() / 2),
@@ -139,20 +160,39 @@ public final class RaftController implements Controller {
         eventLoop = Executors.newSingleThreadExecutor(daemon("skein-controller-" + settings.nodeId() + "-event-loop"));
         timers = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-timer"));
         server.start();
+        probe = new QuorumProbe(group.getGroupId(), settings.voters(), PROBE_TIMEOUT_MS);
+        membership = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-membership"));
+        membership.execute(this::membershipStep);
         timers.scheduleWithFixedDelay(() -> onLeader(this::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
                 settings.fenceCheckIntervalMs(), TimeUnit.MILLISECONDS);
         if (settings.autoLeaderRebalance()) {
             timers.scheduleWithFixedDelay(() -> onLeader(this::preferredLeaderElections),
                     settings.leaderImbalanceCheckIntervalMs(), settings.leaderImbalanceCheckIntervalMs(), TimeUnit.MILLISECONDS);
         }
-        log.info("Controller quorum voter {} started on {}:{} (group {}, voters {}, storage {})", settings.nodeId(),
-                settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir());
+        log.info("Controller quorum voter {} started as {} on {}:{} (group {}, voters {}, storage {}, {})", settings.nodeId(),
+                self, settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir(),
+                storage.isFresh() ? "no metadata log yet" : "metadata log intact");
+    }
+
+    private RaftServer buildServer(VoterKey key, RaftGroup initial) throws IOException {
+        Parameters parameters = new Parameters();
+        GrpcConfigKeys.Server.setServicesCustomizer(parameters, new PeerIdGuard(key.peerId()));
+        RaftServer.Builder b = RaftServer.newBuilder()
+                .setServerId(key.peerId())
+                .setProperties(serverProperties)
+                .setParameters(parameters)
+                .setStateMachine(stateMachine)
+                .setOption(RaftStorage.StartupOption.RECOVER);
+        if (initial != null) {
+            b.setGroup(initial);
+        }
+        return b.build();
     }
 
     private RaftClient newClient(RaftProperties properties) {
         return RaftClient.newBuilder()
                 .setClientId(ClientId.randomId())
-                .setRaftGroup(group)
+                .setRaftGroup(clientGroup())
                 .setProperties(properties)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
                         (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
@@ -164,10 +204,10 @@ public final class RaftController implements Controller {
      * loss of quorum does that); later requests then fail with AlreadyClosedException forever. The
      * node must outlive a quorum loss, so a client that failed is replaced by a fresh one.
      */
-    private synchronized void renewClientAfter(Throwable failure, boolean forProposals) {
+    private synchronized void renewClientAfter(Throwable failure, boolean forProposals, RaftClient failed) {
         RaftClient broken = forProposals ? proposer : client;
-        if (closed || broken == null) {
-            return;
+        if (closed || broken == null || broken != failed) {
+            return; // closing, or another request already replaced it
         }
         RaftClient fresh = newClient(clientProperties);
         if (forProposals) {
@@ -184,12 +224,156 @@ public final class RaftController implements Controller {
         }
     }
 
+    /**
+     * The voters changed (bootstrap, a voter joined or was replaced). A Ratis client learns peers
+     * only from a NotLeader answer, so one that last heard of a smaller configuration may keep
+     * asking voters that left; a client replaced after a failure starts from this configuration.
+     */
+    private void onConfigurationChanged(List<RaftPeer> voters) {
+        if (!voters.equals(knownVoters)) {
+            knownVoters = List.copyOf(voters);
+            log.info("Node {} sees controller voters {}", settings.nodeId(), voters);
+        }
+    }
+
+    /** The group clients use: the voters of the last configuration seen, and every configured address none of them has. */
+    private RaftGroup clientGroup() {
+        List<RaftPeer> peers = new java.util.ArrayList<>(knownVoters);
+        for (RaftPeer placeholder : group.getPeers()) {
+            if (peers.stream().noneMatch(p -> p.getAddress().equals(placeholder.getAddress()))) {
+                peers.add(placeholder);
+            }
+        }
+        return RaftGroup.valueOf(group.getGroupId(), peers);
+    }
+
     private static java.util.concurrent.ThreadFactory daemon(String name) {
         return r -> {
             Thread t = new Thread(r, name);
             t.setDaemon(true);
             return t;
         };
+    }
+
+    // ---- membership: a voter takes its place in the quorum's configuration ----
+
+    /**
+     * One round of the membership loop, on its own thread, repeated until this voter is a voter of
+     * its own configuration: an intact member is done at once; otherwise the other voters are
+     * asked and {@link QuorumJoin} decides between bootstrapping the quorum, joining it (replacing
+     * an old incarnation of this node) and waiting.
+     */
+    private void membershipStep() {
+        if (closed || member) {
+            return;
+        }
+        try {
+            RaftServer.Division division = division();
+            if (division != null && isVoterOf(division, self)) {
+                member = true;
+                log.info("Node {} is voter {} of the controller quorum (configuration {})", settings.nodeId(), self,
+                        division.getRaftConf());
+                return;
+            }
+            RaftPeer selfPeer = peer(self, settings.self());
+            int lowest = settings.voters().stream().mapToInt(QuorumVoter::id).min().orElseThrow();
+            switch (QuorumJoin.decide(selfPeer, division != null, lowest, probe.probeAll(settings.nodeId()))) {
+                case QuorumJoin.Decision.Bootstrap b -> addGroup(List.of(selfPeer));
+                case QuorumJoin.Decision.Join j -> {
+                    if (division == null) {
+                        // an empty configuration: the leader's log and snapshot land here, and this
+                        // voter neither votes nor campaigns until its key is in a configuration
+                        addGroup(List.of());
+                    }
+                    requestJoin(j);
+                }
+                case QuorumJoin.Decision.Admitted a -> note("admitted to the quorum, catching up");
+                case QuorumJoin.Decision.Wait w -> note(w.reason());
+            }
+        } catch (IOException | RuntimeException e) {
+            note("membership step failed: " + e);
+        } finally {
+            if (!closed && !member) {
+                try {
+                    membership.schedule(this::membershipStep, MEMBERSHIP_RETRY_MS, TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException ignored) {
+                    // closing
+                }
+            }
+        }
+    }
+
+    private void addGroup(List<RaftPeer> voters) throws IOException {
+        log.info("Node {} {} as voter {}", settings.nodeId(), voters.isEmpty() ? "joins the controller quorum"
+                : "starts the controller quorum (no voter holds metadata yet)", self);
+        RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(ClientId.randomId(), server.getId(),
+                0, RaftGroup.valueOf(group.getGroupId(), voters)));
+        if (!reply.isSuccess()) {
+            throw new IOException("Could not start the controller group: " + reply.getException());
+        }
+    }
+
+    /** Asks the leader for one configuration change (joint consensus, compare-and-set): old peer of this node out, this voter in. */
+    private void requestJoin(QuorumJoin.Decision.Join j) throws IOException {
+        log.info("Node {} asks the controller quorum to change its voters from {} to {}", settings.nodeId(),
+                j.current(), j.next());
+        RaftProperties p = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(Math.max(10_000, settings.requestTimeoutMs() * 2),
+                TimeUnit.MILLISECONDS));
+        // the voters to ask: those staying (an old peer of this node id shares this node's address)
+        List<RaftPeer> ask = j.next().stream().filter(x -> !x.getId().equals(self.peerId())).toList();
+        try (RaftClient admin = RaftClient.newBuilder()
+                .setClientId(ClientId.randomId())
+                .setRaftGroup(RaftGroup.valueOf(group.getGroupId(), ask))
+                .setProperties(p)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5, TimeDuration.valueOf(200, TimeUnit.MILLISECONDS)))
+                .build()) {
+            RaftClientReply reply = admin.admin().setConfiguration(SetConfigurationRequest.Arguments.newBuilder()
+                    .setServersInCurrentConf(j.current())
+                    .setServersInNewConf(j.next())
+                    .setMode(SetConfigurationRequest.Mode.COMPARE_AND_SET)
+                    .build());
+            if (!reply.isSuccess()) {
+                throw new IOException("the quorum refused the change: " + reply.getException());
+            }
+            log.info("Node {}: the controller quorum now has voters {}", settings.nodeId(), j.next());
+        }
+    }
+
+    private void note(String what) {
+        if (!what.equals(lastMembershipNote)) {
+            lastMembershipNote = what;
+            log.info("Controller voter {} not yet in the quorum: {}", self, what);
+        }
+    }
+
+    private RaftServer.Division division() {
+        try {
+            return server.getDivision(group.getGroupId());
+        } catch (IOException notThere) {
+            return null;
+        }
+    }
+
+    private static boolean isVoterOf(RaftServer.Division division, VoterKey key) {
+        var conf = division.getRaftConf();
+        return conf.getPreviousPeers().isEmpty() && conf.getCurrentPeers().stream().anyMatch(p -> p.getId().equals(key.peerId()));
+    }
+
+    /** This voter's identity (node id + directory id); provisional until {@link #isQuorumMember}. */
+    public VoterKey voterKey() {
+        return self;
+    }
+
+    /** Whether this voter is a voter of the quorum's configuration, as its own log says. */
+    public boolean isQuorumMember() {
+        return member;
+    }
+
+    /** The voters of the configuration this node has applied; empty before it has joined a group. */
+    public List<VoterKey> voters() {
+        RaftServer.Division d = division();
+        return d == null ? List.of() : d.getRaftConf().getCurrentPeers().stream().map(p -> VoterKey.of(p.getId())).toList();
     }
 
     // ---- the Controller contract: any node, forwarded to the active controller ----
@@ -292,20 +476,31 @@ public final class RaftController implements Controller {
         if (closed) {
             throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
         }
-        CompletableFuture<RaftClientReply> future = client.async()
-                .sendReadOnly(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
-        RaftClientReply raftReply;
-        try {
-            raftReply = future.get(settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            future.cancel(true);
-            throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
-        } catch (ExecutionException e) {
-            renewClientAfter(e.getCause(), false);
-            throw new NotControllerException("No active controller reachable: " + e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NotControllerException("Interrupted while waiting for the active controller");
+        RaftClientReply raftReply = null;
+        // two attempts, each with half the time: a client that failed (closed after exhausting its
+        // retries, or stuck on voters that left) is replaced and the request sent once more
+        long attemptMs = Math.max(1, settings.requestTimeoutMs() / 2);
+        for (int attempt = 0; raftReply == null; attempt++) {
+            RaftClient c = client;
+            CompletableFuture<RaftClientReply> future = c.async()
+                    .sendReadOnly(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
+            try {
+                raftReply = future.get(attemptMs, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                future.cancel(true);
+                if (attempt > 0) {
+                    throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
+                }
+                renewClientAfter(e, false, c);
+            } catch (ExecutionException e) {
+                renewClientAfter(e.getCause(), false, c);
+                if (attempt > 0) {
+                    throw new NotControllerException("No active controller reachable: " + e.getCause());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new NotControllerException("Interrupted while waiting for the active controller");
+            }
         }
         if (!raftReply.isSuccess()) {
             throw new NotControllerException("The controller quorum refused the request: " + raftReply.getException());
@@ -403,7 +598,8 @@ public final class RaftController implements Controller {
     /** Appends {@code commands} as one log entry and waits until it is applied here; throws if it was rejected. */
     private ControllerReply propose(List<MetadataCommand> commands) {
         long timeoutMs = settings.requestTimeoutMs() * 3 / 4;
-        CompletableFuture<RaftClientReply> future = proposer.async()
+        RaftClient p = proposer;
+        CompletableFuture<RaftClientReply> future = p.async()
                 .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeBatch(commands))));
         try {
             RaftClientReply raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
@@ -417,7 +613,7 @@ public final class RaftController implements Controller {
             future.cancel(true);
             throw new NotControllerException("The metadata change was not committed within " + timeoutMs + " ms");
         } catch (ExecutionException e) {
-            renewClientAfter(e.getCause(), true);
+            renewClientAfter(e.getCause(), true, p);
             throw new NotControllerException("The metadata change failed: " + e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -490,6 +686,16 @@ public final class RaftController implements Controller {
             return;
         }
         closed = true;
+        if (membership != null) {
+            membership.shutdownNow();
+        }
+        if (probe != null) {
+            try {
+                probe.close();
+            } catch (IOException e) {
+                log.debug("Closing the quorum probe: {}", e.toString());
+            }
+        }
         if (timers != null) {
             timers.shutdownNow();
         }
