@@ -5,6 +5,7 @@ import dev.skein.broker.controller.raft.QuorumProbe;
 import dev.skein.broker.controller.raft.VoterKey;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Uuid;
 import org.junit.jupiter.api.AfterEach;
@@ -89,6 +90,18 @@ class ControllerVoterReplacementIT {
                     victim, voterKey(victim), rejoinMs);
 
             cluster.awaitReady(victim, 3);
+            // what a Kafka user sees: DescribeQuorum (kafka-metadata-quorum.sh) on every broker lists the new voter key
+            VoterKey fresh = voterKey(victim);
+            for (int node = 0; node < cluster.size(); node++) {
+                try (Admin admin = cluster.admin(List.of(node), Duration.ofSeconds(30))) {
+                    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+                        QuorumInfo q = admin.describeMetadataQuorum().quorumInfo().get(10, TimeUnit.SECONDS);
+                        assertThat(q.voters()).extracting(v -> new VoterKey(v.replicaId(), v.replicaDirectoryId()))
+                                .contains(fresh).doesNotContain(old).hasSize(3);
+                        assertThat(q.leaderId()).isBetween(0, 2);
+                    });
+                }
+            }
             String created = "after-wipe-of-" + victim;
             topics.add(created);
             try (Admin admin = cluster.admin(List.of(victim), Duration.ofSeconds(30))) {

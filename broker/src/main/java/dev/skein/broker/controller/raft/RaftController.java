@@ -6,6 +6,7 @@ import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataCommand;
 import dev.skein.broker.controller.MetadataState;
+import dev.skein.broker.controller.QuorumDescription;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
@@ -69,6 +70,12 @@ import java.util.function.Consumer;
  * {@code auto.leader.rebalance.enable}, move leadership back to preferred replicas. Producer
  * ids are handed out from blocks reserved through the log, so they never repeat across failover.
  * Construction starts nothing; {@link #start} does.
+ *
+ * <p>The voter is known to Ratis by its {@link VoterKey} (node id + directory id of its metadata
+ * log dir). With its Raft state intact it rejoins as itself; with a fresh metadata log dir it is a
+ * new incarnation under a new key, and a membership loop ({@link QuorumJoin}) bootstraps the quorum
+ * or asks it to replace the old peer of this node id by the new one, one configuration change at a
+ * time. {@link PeerIdGuard} keeps the new incarnation from answering for the old peer meanwhile.
  */
 public final class RaftController implements Controller {
     private static final Logger log = LoggerFactory.getLogger(RaftController.class);
@@ -358,6 +365,22 @@ public final class RaftController implements Controller {
     private static boolean isVoterOf(RaftServer.Division division, VoterKey key) {
         var conf = division.getRaftConf();
         return conf.getPreviousPeers().isEmpty() && conf.getCurrentPeers().stream().anyMatch(p -> p.getId().equals(key.peerId()));
+    }
+
+    @Override
+    public QuorumDescription quorum() {
+        RaftServer.Division d = division();
+        if (d == null) {
+            return new QuorumDescription(-1, -1, -1, List.of());
+        }
+        var info = d.getInfo();
+        int leader = info.getLeaderId() == null ? -1 : VoterKey.of(info.getLeaderId()).nodeId();
+        List<QuorumDescription.Voter> voters = d.getRaftConf().getCurrentPeers().stream().map(p -> {
+            VoterKey k = VoterKey.of(p.getId());
+            long leo = p.getId().equals(self.peerId()) ? d.getRaftLog().getNextIndex() : -1;
+            return new QuorumDescription.Voter(k.nodeId(), k.directoryId(), leo);
+        }).toList();
+        return new QuorumDescription(leader, info.getCurrentTerm(), d.getRaftLog().getLastCommittedIndex(), voters);
     }
 
     /** This voter's identity (node id + directory id); provisional until {@link #isQuorumMember}. */
