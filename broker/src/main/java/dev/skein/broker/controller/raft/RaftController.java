@@ -150,9 +150,9 @@ public final class RaftController implements Controller {
             storage.format(self);
             server = buildServer(self, null);
         } else {
-            // the configuration comes from the log
+            // the configuration comes from the log; the one to start from if the log has none yet
             self = storage.identity();
-            server = buildServer(self, RaftGroup.valueOf(group.getGroupId()));
+            server = buildServer(self, initialGroup());
         }
 
         RaftProperties cp = new RaftProperties();
@@ -179,6 +179,23 @@ public final class RaftController implements Controller {
         log.info("Controller quorum voter {} started as {} on {}:{} (group {}, voters {}, storage {}, {})", settings.nodeId(),
                 self, settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir(),
                 storage.isFresh() ? "no metadata log yet" : "metadata log intact");
+    }
+
+    /**
+     * The configuration an intact voter starts from before its log says otherwise: itself alone if
+     * it bootstrapped the quorum (a crash before the first entry must not leave it without one),
+     * the bare node ids for a quorum formed before voter keys, else none (a voter waiting to be
+     * admitted neither votes nor campaigns).
+     */
+    private RaftGroup initialGroup() throws IOException {
+        if (storage.isBootstrap()) {
+            return RaftGroup.valueOf(group.getGroupId(), peer(self, settings.self()));
+        }
+        if (self.isLegacy()) {
+            return RaftGroup.valueOf(group.getGroupId(), settings.voters().stream()
+                    .map(v -> peer(new VoterKey(v.id(), VoterKey.LEGACY_DIRECTORY_ID), v)).toList());
+        }
+        return RaftGroup.valueOf(group.getGroupId());
     }
 
     private RaftServer buildServer(VoterKey key, RaftGroup initial) throws IOException {
@@ -285,7 +302,10 @@ public final class RaftController implements Controller {
             RaftPeer selfPeer = peer(self, settings.self());
             int lowest = settings.voters().stream().mapToInt(QuorumVoter::id).min().orElseThrow();
             switch (QuorumJoin.decide(selfPeer, division != null, lowest, probe.probeAll(settings.nodeId()))) {
-                case QuorumJoin.Decision.Bootstrap b -> addGroup(List.of(selfPeer));
+                case QuorumJoin.Decision.Bootstrap b -> {
+                    storage.markBootstrap();
+                    addGroup(List.of(selfPeer));
+                }
                 case QuorumJoin.Decision.Join j -> {
                     if (division == null) {
                         // an empty configuration: the leader's log and snapshot land here, and this

@@ -101,6 +101,29 @@ public final class VoterStorage {
         p.setProperty("cluster.id", clusterId);
         p.setProperty("node.id", Integer.toString(nodeId));
         p.setProperty("directory.id", key.directoryId().toString());
+        write(p);
+    }
+
+    /**
+     * Records, before the group is created, that this voter starts the quorum alone: until its log
+     * holds the configuration, a restart must start it again as the only voter.
+     */
+    public void markBootstrap() throws IOException {
+        Properties p = read();
+        if (p == null) {
+            throw new IllegalStateException("The metadata log dir " + dir + " is not formatted");
+        }
+        p.setProperty("bootstrap", "true");
+        write(p);
+    }
+
+    /** Whether this voter started the quorum as its only voter ({@link #markBootstrap}). */
+    public boolean isBootstrap() throws IOException {
+        Properties p = read();
+        return p != null && Boolean.parseBoolean(p.getProperty("bootstrap"));
+    }
+
+    private void write(Properties p) throws IOException {
         Path tmp = dir.resolve(META_FILE + ".tmp");
         try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
             p.store(w, "controller voter identity (node id + directory id)");

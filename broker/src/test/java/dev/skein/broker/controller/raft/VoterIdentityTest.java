@@ -114,6 +114,21 @@ class VoterIdentityTest {
     }
 
     @Test
+    void aBootstrapIsRecordedBeforeTheGroupExistsAndSurvivesARestart() throws Exception {
+        VoterStorage storage = new VoterStorage(dir.resolve("skein-raft"), GROUP, "cluster-a", 0);
+        VoterKey key = VoterKey.newIncarnation(0);
+        storage.format(key);
+        assertThat(storage.isBootstrap()).isFalse();
+
+        storage.markBootstrap();
+        Files.createDirectories(storage.groupDir());
+
+        VoterStorage reopened = new VoterStorage(dir.resolve("skein-raft"), GROUP, "cluster-a", 0);
+        assertThat(reopened.isBootstrap()).isTrue();
+        assertThat(reopened.identity()).isEqualTo(key);
+    }
+
+    @Test
     void raftStateWithoutIdentityIsALegacyVoterKnownByItsBareNodeId() throws Exception {
         VoterStorage storage = new VoterStorage(dir.resolve("skein-raft"), GROUP, "cluster-a", 2);
         Files.createDirectories(storage.groupDir());
