@@ -65,7 +65,7 @@ final class MetadataStateMachine extends BaseStateMachine {
         return t;
     });
     private final Function<byte[], CompletableFuture<byte[]>> requestHandler;
-    private final Consumer<Integer> leaderChanged;
+    private final Consumer<RaftPeerId> leaderChanged;
     private final Consumer<List<RaftPeer>> votersChanged;
     private MetadataState state = MetadataState.EMPTY;
     private long appliedIndex = -1;
@@ -73,7 +73,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     private volatile ClusterImage image;
 
     MetadataStateMachine(String clusterId, Time time, Function<byte[], CompletableFuture<byte[]>> requestHandler,
-                         Consumer<Integer> leaderChanged, Consumer<List<RaftPeer>> votersChanged) {
+                         Consumer<RaftPeerId> leaderChanged, Consumer<List<RaftPeer>> votersChanged) {
         this.clusterId = clusterId;
         this.time = time;
         this.requestHandler = requestHandler;
@@ -238,7 +238,7 @@ final class MetadataStateMachine extends BaseStateMachine {
             leaderId = id;
             publish();
         }
-        leaderChanged.accept(id);
+        leaderChanged.accept(newLeaderId);
     }
 
     @Override

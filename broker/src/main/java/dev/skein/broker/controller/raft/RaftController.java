@@ -29,6 +29,7 @@ import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
@@ -101,6 +102,10 @@ public final class RaftController implements Controller {
     private RaftProperties clientProperties;
     private volatile RaftClient client;
     private volatile RaftClient proposer;
+    /** Guards replacing the clients (not the controller's monitor: Ratis threads call in while close() holds it). */
+    private final Object clientLock = new Object();
+    /** Clients replaced on a leader change, closed a little later (they may still carry requests). */
+    private final List<RaftClient> retired = new java.util.concurrent.CopyOnWriteArrayList<>();
     private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
     private long nextProducerId;
@@ -214,9 +219,14 @@ public final class RaftController implements Controller {
     }
 
     private RaftClient newClient(RaftProperties properties) {
+        return newClient(properties, null);
+    }
+
+    private RaftClient newClient(RaftProperties properties, RaftPeerId leader) {
         return RaftClient.newBuilder()
                 .setClientId(ClientId.randomId())
                 .setRaftGroup(clientGroup())
+                .setLeaderId(leader)
                 .setProperties(properties)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
                         (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
@@ -228,16 +238,19 @@ public final class RaftController implements Controller {
      * loss of quorum does that); later requests then fail with AlreadyClosedException forever. The
      * node must outlive a quorum loss, so a client that failed is replaced by a fresh one.
      */
-    private synchronized void renewClientAfter(Throwable failure, boolean forProposals, RaftClient failed) {
-        RaftClient broken = forProposals ? proposer : client;
-        if (closed || broken == null || broken != failed) {
-            return; // closing, or another request already replaced it
-        }
-        RaftClient fresh = newClient(clientProperties);
-        if (forProposals) {
-            proposer = fresh;
-        } else {
-            client = fresh;
+    private void renewClientAfter(Throwable failure, boolean forProposals, RaftClient failed) {
+        RaftClient broken;
+        synchronized (clientLock) {
+            broken = forProposals ? proposer : client;
+            if (closed || broken == null || broken != failed) {
+                return; // closing, or another request already replaced it
+            }
+            RaftClient fresh = newClient(clientProperties);
+            if (forProposals) {
+                proposer = fresh;
+            } else {
+                client = fresh;
+            }
         }
         log.info("Node {} replaced its Ratis {} client after: {}", settings.nodeId(),
                 forProposals ? "proposal" : "request", failure.toString());
@@ -257,6 +270,45 @@ public final class RaftController implements Controller {
         if (!voters.equals(knownVoters)) {
             knownVoters = List.copyOf(voters);
             log.info("Node {} sees controller voters {}", settings.nodeId(), voters);
+        }
+    }
+
+    /**
+     * A new leader was elected: clients still aiming at the old one (a Ratis client finds the new
+     * one only after its requests to the old one fail, which may outlast a broker session) are
+     * replaced by clients aiming at the new one. The old clients finish what they carry and are
+     * closed later.
+     */
+    private void pointClientsAt(RaftPeerId leader) {
+        RaftClient oldClient;
+        RaftClient oldProposer;
+        synchronized (clientLock) {
+            if (closed || client == null || clientGroup().getPeer(leader) == null
+                    || (leader.equals(client.getLeaderId()) && leader.equals(proposer.getLeaderId()))) {
+                return;
+            }
+            oldClient = client;
+            oldProposer = proposer;
+            client = newClient(clientProperties, leader);
+            proposer = newClient(clientProperties, leader);
+        }
+        List<RaftClient> old = List.of(oldClient, oldProposer);
+        retired.addAll(old);
+        try {
+            timers.schedule(() -> closeRetired(old), 2 * settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException ignored) {
+            // closing: close() closes every retired client
+        }
+    }
+
+    private void closeRetired(List<RaftClient> clients) {
+        for (RaftClient c : clients) {
+            retired.remove(c);
+            try {
+                c.close();
+            } catch (IOException | RuntimeException e) {
+                log.debug("Closing a replaced Ratis client: {}", e.toString());
+            }
         }
     }
 
@@ -664,8 +716,12 @@ public final class RaftController implements Controller {
         }
     }
 
-    private void onLeaderChanged(int leaderId) {
+    private void onLeaderChanged(RaftPeerId leader) {
+        int leaderId = leader == null ? -1 : VoterKey.of(leader).nodeId();
         log.info("Node {} sees controller {} as the active controller", settings.nodeId(), leaderId);
+        if (leader != null) {
+            pointClientsAt(leader);
+        }
         if (leaderId == settings.nodeId() && !closed) {
             try {
                 eventLoop.execute(() -> logic.becameActive(stateMachine.state()));
@@ -742,6 +798,7 @@ public final class RaftController implements Controller {
         if (timers != null) {
             timers.shutdownNow();
         }
+        closeRetired(List.copyOf(retired));
         if (eventLoop != null) {
             eventLoop.shutdownNow();
         }
