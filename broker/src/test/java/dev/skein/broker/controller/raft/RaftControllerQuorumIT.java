@@ -161,6 +161,7 @@ class RaftControllerQuorumIT {
     @Test
     void stoppedNodeRestartedOnItsDirCatchesUpFromSnapshotAndLog() throws Exception {
         int stopped = controllers.keySet().stream().filter(id -> !controllers.get(id).isActive()).findFirst().orElseThrow();
+        VoterKey key = controllers.get(stopped).voterKey();
         lifecycles.remove(stopped).close();
         controllers.remove(stopped).close();
         RaftController live = leader();
@@ -170,9 +171,13 @@ class RaftControllerQuorumIT {
         Path raftDir = dir.resolve("node-" + stopped).resolve("skein-raft");
         RaftController restarted = startController(stopped);
 
+        // its disk intact, it rejoins as itself: same key, no configuration change
+        assertThat(restarted.voterKey()).isEqualTo(key);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             assertThat(restarted.image().topics()).hasSize(30);
             assertThat(restarted.state()).usingRecursiveComparison().isEqualTo(live.state());
+            assertThat(restarted.isQuorumMember()).isTrue();
+            assertThat(live.voters()).contains(key).hasSize(3);
         });
         try (var files = Files.walk(dir)) {
             assertThat(files.anyMatch(f -> f.getFileName().toString().startsWith("snapshot."))).isTrue();
