@@ -17,6 +17,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest;
+import org.apache.kafka.common.requests.DescribeQuorumRequest;
 import org.apache.kafka.common.requests.ElectLeadersRequest;
 import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
 import org.apache.kafka.common.requests.ApiError;
@@ -65,6 +66,7 @@ public final class KafkaApis implements RequestHandler {
     private final OffsetsApi offsets;
     private final GroupApi groups;
     private final ReassignmentApi reassignments;
+    private final QuorumApi quorum;
 
     public KafkaApis(BrokerConfig config, Controller controller, ReplicaManager replicaManager, GroupCoordinator coordinator) {
         this.controller = controller;
@@ -77,6 +79,7 @@ public final class KafkaApis implements RequestHandler {
         this.offsets = new OffsetsApi(replicaManager);
         this.groups = new GroupApi();
         this.reassignments = new ReassignmentApi(controller);
+        this.quorum = new QuorumApi(controller, config);
     }
 
     @Override
@@ -110,6 +113,7 @@ public final class KafkaApis implements RequestHandler {
             case LIST_PARTITION_REASSIGNMENTS -> reply(reassignments.list(
                     ((ListPartitionReassignmentsRequest) request).data()));
             case ELECT_LEADERS -> reply(reassignments.electLeaders(((ElectLeadersRequest) request).data(), v));
+            case DESCRIBE_QUORUM -> reply(quorum.describe(((DescribeQuorumRequest) request).data()));
             case INIT_PRODUCER_ID -> reply(initProducerId(((InitProducerIdRequest) request).data()));
             case FIND_COORDINATOR -> reply(groups.findCoordinator(((FindCoordinatorRequest) request).data(), v, image));
             case JOIN_GROUP -> map(coordinator.joinGroup(((JoinGroupRequest) request).data(), v, ctx.clientId(), clientHost));

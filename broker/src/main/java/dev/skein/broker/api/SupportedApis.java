@@ -26,7 +26,7 @@ public final class SupportedApis {
                 ApiKeys.SYNC_GROUP, ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP, ApiKeys.OFFSET_COMMIT,
                 ApiKeys.OFFSET_FETCH, ApiKeys.LIST_GROUPS, ApiKeys.DESCRIBE_GROUPS, ApiKeys.DELETE_GROUPS,
                 ApiKeys.OFFSET_DELETE, ApiKeys.ALTER_PARTITION_REASSIGNMENTS, ApiKeys.LIST_PARTITION_REASSIGNMENTS,
-                ApiKeys.ELECT_LEADERS}) {
+                ApiKeys.ELECT_LEADERS, ApiKeys.DESCRIBE_QUORUM}) {
             MAX.put(api, api.latestVersion());
         }
     }

@@ -113,4 +113,9 @@ public interface Controller extends AutoCloseable {
 
     @Override
     void close();
+
+    /** The controller quorum as this node sees it; null for a single node without a quorum. */
+    default QuorumDescription quorum() {
+        return null;
+    }
 }

@@ -94,6 +94,17 @@ class AdminIT {
         }
     }
 
+    // ---- the controller quorum ----
+
+    @Test
+    void describeMetadataQuorumOfASingleNodeListsItAsTheOnlyVoterAndLeader() throws Exception {
+        var quorum = admin.describeMetadataQuorum().quorumInfo().get();
+
+        assertThat(quorum.leaderId()).isEqualTo(1);
+        assertThat(quorum.voters()).extracting(v -> v.replicaId()).containsExactly(1);
+        assertThat(quorum.observers()).isEmpty();
+    }
+
     // ---- topics ----
 
     @Test

@@ -31,6 +31,7 @@ final class ClusterProcesses implements AutoCloseable {
     private final List<String> hosts;
     private final IntFunction<List<String>> launcher;
     private final int[] ports;
+    private final int[] controllerPorts;
     private final Path[] propertiesFiles;
     private final Process[] processes;
     private final int[] starts;
@@ -68,7 +69,7 @@ final class ClusterProcesses implements AutoCloseable {
         root = Files.createTempDirectory(dirPrefix);
         Runtime.getRuntime().addShutdownHook(killOnExit);
         ports = new int[size];
-        int[] controllerPorts = new int[size];
+        controllerPorts = new int[size];
         for (int i = 0; i < size; i++) {
             ports[i] = FreePorts.pick();
             controllerPorts[i] = FreePorts.pick();
@@ -189,6 +190,23 @@ final class ClusterProcesses implements AutoCloseable {
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(timeout.toMillis(), 10_000));
         return Admin.create(p);
+    }
+
+    /** The {@code controller.quorum.voters} of this cluster. */
+    List<dev.skein.broker.controller.raft.QuorumVoter> controllerVoters() {
+        List<dev.skein.broker.controller.raft.QuorumVoter> out = new ArrayList<>();
+        for (int i = 0; i < size(); i++) {
+            out.add(new dev.skein.broker.controller.raft.QuorumVoter(i, "127.0.0.1", controllerPorts[i]));
+        }
+        return out;
+    }
+
+    /** Deletes every data dir of a stopped node: its partition logs, its metadata log and both meta.properties. */
+    void wipe(int node) throws IOException {
+        if (isAlive(node)) {
+            throw new IllegalStateException("node " + node + " is running");
+        }
+        TestBroker.deleteRecursively(logDir(node));
     }
 
     Path logDir(int node) {

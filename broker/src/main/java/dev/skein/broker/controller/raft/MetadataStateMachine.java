@@ -7,6 +7,9 @@ import dev.skein.broker.metadata.ClusterImage;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftConfigurationProto;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.util.ProtoUtils;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
@@ -21,6 +24,7 @@ import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,6 +33,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -60,18 +65,20 @@ final class MetadataStateMachine extends BaseStateMachine {
         return t;
     });
     private final Function<byte[], CompletableFuture<byte[]>> requestHandler;
-    private final Consumer<Integer> leaderChanged;
+    private final Consumer<RaftPeerId> leaderChanged;
+    private final Consumer<List<RaftPeer>> votersChanged;
     private MetadataState state = MetadataState.EMPTY;
     private long appliedIndex = -1;
     private int leaderId = -1;
     private volatile ClusterImage image;
 
     MetadataStateMachine(String clusterId, Time time, Function<byte[], CompletableFuture<byte[]>> requestHandler,
-                         Consumer<Integer> leaderChanged) {
+                         Consumer<RaftPeerId> leaderChanged, Consumer<List<RaftPeer>> votersChanged) {
         this.clusterId = clusterId;
         this.time = time;
         this.requestHandler = requestHandler;
         this.leaderChanged = leaderChanged;
+        this.votersChanged = votersChanged;
         this.image = state.toImage(clusterId, leaderId);
     }
 
@@ -130,11 +137,34 @@ final class MetadataStateMachine extends BaseStateMachine {
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
         storage.init(raftStorage);
-        reinitialize();
+        loadLatestSnapshot();
+        if (getLifeCycleState() == LifeCycle.State.NEW) {
+            getLifeCycle().transition(LifeCycle.State.STARTING);
+            getLifeCycle().transition(LifeCycle.State.RUNNING);
+        }
+    }
+
+    /** Ratis pauses the state machine before it installs a snapshot from the leader, and reinitializes it after. */
+    @Override
+    public synchronized void pause() {
+        if (getLifeCycleState() == LifeCycle.State.RUNNING) {
+            getLifeCycle().transition(LifeCycle.State.PAUSING);
+            getLifeCycle().transition(LifeCycle.State.PAUSED);
+        }
     }
 
     @Override
     public void reinitialize() throws IOException {
+        loadLatestSnapshot();
+        synchronized (this) {
+            if (getLifeCycleState() == LifeCycle.State.PAUSED) {
+                getLifeCycle().transition(LifeCycle.State.STARTING);
+                getLifeCycle().transition(LifeCycle.State.RUNNING);
+            }
+        }
+    }
+
+    private void loadLatestSnapshot() throws IOException {
         SingleFileSnapshotInfo snapshot = storage.loadLatestSnapshot();
         if (snapshot == null) {
             return;
@@ -225,12 +255,17 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
-        int id = newLeaderId == null ? -1 : Integer.parseInt(newLeaderId.toString());
+        int id = newLeaderId == null ? -1 : VoterKey.of(newLeaderId).nodeId();
         synchronized (this) {
             leaderId = id;
             publish();
         }
-        leaderChanged.accept(id);
+        leaderChanged.accept(newLeaderId);
+    }
+
+    @Override
+    public void notifyConfigurationChanged(long term, long index, RaftConfigurationProto newConfiguration) {
+        votersChanged.accept(ProtoUtils.toRaftPeers(newConfiguration.getPeersList()));
     }
 
     /**

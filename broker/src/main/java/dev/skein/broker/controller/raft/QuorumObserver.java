@@ -288,7 +288,7 @@ public final class QuorumObserver implements Controller {
         }
         RaftClient c = client;
         CompletableFuture<RaftClientReply> future = c.async()
-                .sendReadOnly(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
+                .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
         RaftClientReply raftReply;
         try {
             raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);

@@ -6,6 +6,7 @@ import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataCommand;
 import dev.skein.broker.controller.MetadataState;
+import dev.skein.broker.controller.QuorumDescription;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
@@ -19,7 +20,10 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupManagementRequest;
+import org.apache.ratis.protocol.SetConfigurationRequest;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
@@ -67,30 +71,48 @@ import java.util.function.Consumer;
  * {@code auto.leader.rebalance.enable}, move leadership back to preferred replicas. Producer
  * ids are handed out from blocks reserved through the log, so they never repeat across failover.
  * Construction starts nothing; {@link #start} does.
+ *
+ * <p>The voter is known to Ratis by its {@link VoterKey} (node id + directory id of its metadata
+ * log dir). With its Raft state intact it rejoins as itself; with a fresh metadata log dir it is a
+ * new incarnation under a new key, and a membership loop ({@link QuorumJoin}) bootstraps the quorum
+ * or asks it to replace the old peer of this node id by the new one, one configuration change at a
+ * time. {@link PeerIdGuard} keeps the new incarnation from answering for the old peer meanwhile.
  */
 public final class RaftController implements Controller {
     private static final Logger log = LoggerFactory.getLogger(RaftController.class);
     static final int PRODUCER_ID_BLOCK_SIZE = 1000;
+    private static final long PROBE_TIMEOUT_MS = 1000;
+    private static final long MEMBERSHIP_RETRY_MS = 500;
 
     private final RaftControllerSettings settings;
     private final Time time;
     private final ActiveController logic;
     private final MetadataStateMachine stateMachine;
+    /** The group with a placeholder peer per {@code controller.quorum.voters} address, for clients. */
     private final RaftGroup group;
-    private RaftServer server;
+    private final VoterStorage storage;
+    private volatile RaftServer server;
+    /** This voter's identity: node id + directory id of its metadata log dir. */
+    private volatile VoterKey self;
+    private volatile boolean member;
+    private volatile List<RaftPeer> knownVoters = List.of();
+    private RaftProperties serverProperties;
+    private ScheduledExecutorService membership;
+    private QuorumProbe probe;
+    private String lastMembershipNote;
     private RaftProperties clientProperties;
     private volatile RaftClient client;
     private volatile RaftClient proposer;
     /** Completed (and replaced) whenever this node learns of a new active controller. */
     private volatile CompletableFuture<Integer> nextLeaderChange = new CompletableFuture<>();
-    /** The active controller as this node last learnt it from the quorum, or -1. */
+    /** The active controller (node id) as this node last learnt it from the quorum, or -1. */
     private volatile int knownLeader = -1;
+    /** Guards replacing the clients (not the controller's monitor: Ratis threads call in while close() holds it). */
+    private final Object clientLock = new Object();
+    /** Clients replaced on a leader change, closed a little later (they may still carry requests). */
+    private final List<RaftClient> retired = new java.util.concurrent.CopyOnWriteArrayList<>();
     private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
-    /** Closes replaced Ratis clients off the caller's thread (a close can wait seconds for gRPC). */
-    private ScheduledExecutorService clientCloser;
-    /** Guards swapping the clients; never held while anything blocks (Ratis notifies leader changes under it). */
-    private final Object clientLock = new Object();
     private long nextProducerId;
     private long producerIdBlockEnd;
     private volatile boolean closed;
@@ -100,19 +122,21 @@ public final class RaftController implements Controller {
         this.time = time;
         settings.self();
         this.logic = new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults());
-        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged);
-        List<RaftPeer> peers = settings.voters().stream()
-                .map(v -> RaftPeer.newBuilder().setId(peerId(v.id())).setAddress(v.address()).build()).toList();
-        this.group = RaftGroup.valueOf(groupId(settings.clusterId()), peers);
+        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged,
+                this::onConfigurationChanged);
+        // clients find the leader by address; the peer ids of the voters are learnt from the quorum
+        this.group = RaftGroup.valueOf(groupId(settings.clusterId()), settings.voters().stream()
+                .map(v -> RaftPeer.newBuilder().setId("voter-" + v.id()).setAddress(v.address()).build()).toList());
+        this.storage = new VoterStorage(settings.storageDir(), group.getGroupId(), settings.clusterId(), settings.nodeId());
+    }
+
+    private static RaftPeer peer(VoterKey key, QuorumVoter voter) {
+        return RaftPeer.newBuilder().setId(key.peerId()).setAddress(voter.address()).build();
     }
 
     /** The Raft group of a cluster: the same on every voter, derived from the cluster id. */
     static RaftGroupId groupId(String clusterId) {
         return RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("skein-controller/" + clusterId).getBytes(StandardCharsets.UTF_8)));
-    }
-
-    private static RaftPeerId peerId(int nodeId) {
-        return RaftPeerId.valueOf(Integer.toString(nodeId));
     }
 
     public synchronized void start() throws IOException {
@@ -135,13 +159,18 @@ public final class RaftController implements Controller {
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.max(1, Math.min(1024, settings.snapshotThreshold())));
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("1MB"));
-        server = RaftServer.newBuilder()
-                .setServerId(peerId(settings.nodeId()))
-                .setGroup(group)
-                .setProperties(p)
-                .setStateMachine(stateMachine)
-                .setOption(RaftStorage.StartupOption.RECOVER)
-                .build();
+        serverProperties = p;
+        if (storage.isFresh()) {
+            // no Raft state (a new or wiped disk): a new incarnation with a new key, running without
+            // the group until the membership loop bootstraps the quorum or joins it
+            self = VoterKey.newIncarnation(settings.nodeId());
+            storage.format(self);
+            server = buildServer(self, null);
+        } else {
+            // the configuration comes from the log; the one to start from if the log has none yet
+            self = storage.identity();
+            server = buildServer(self, initialGroup());
+        }
 
         RaftProperties cp = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(cp, TimeDuration.valueOf(Math.max(500, settings.requestTimeoutMs() / 2),
@@ -154,74 +183,68 @@ public final class RaftController implements Controller {
 
         eventLoop = Executors.newSingleThreadExecutor(daemon("skein-controller-" + settings.nodeId() + "-event-loop"));
         timers = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-timer"));
-        clientCloser = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-client-closer"));
         server.start();
+        probe = new QuorumProbe(group.getGroupId(), settings.voters(), PROBE_TIMEOUT_MS);
+        membership = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-membership"));
+        membership.execute(this::membershipStep);
         timers.scheduleWithFixedDelay(() -> onLeader(this::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
                 settings.fenceCheckIntervalMs(), TimeUnit.MILLISECONDS);
         if (settings.autoLeaderRebalance()) {
             timers.scheduleWithFixedDelay(() -> onLeader(this::preferredLeaderElections),
                     settings.leaderImbalanceCheckIntervalMs(), settings.leaderImbalanceCheckIntervalMs(), TimeUnit.MILLISECONDS);
         }
-        log.info("Controller quorum voter {} started on {}:{} (group {}, voters {}, storage {})", settings.nodeId(),
-                settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir());
+        log.info("Controller quorum voter {} started as {} on {}:{} (group {}, voters {}, storage {}, {})", settings.nodeId(),
+                self, settings.bindHost(), settings.self().port(), group.getGroupId(), settings.voters(), settings.storageDir(),
+                storage.isFresh() ? "no metadata log yet" : "metadata log intact");
     }
 
-    /** A client that sends its first request to the active controller this node knows of, if any. */
-    private RaftClient newClient(RaftProperties properties) {
-        RaftClient.Builder b = RaftClient.newBuilder()
-                .setClientId(ClientId.randomId())
-                .setRaftGroup(group)
-                .setProperties(properties)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)));
-        int leader = knownLeader;
-        if (leader >= 0) {
-            b.setLeaderId(peerId(leader));
+    /**
+     * The configuration an intact voter starts from before its log says otherwise: itself alone if
+     * it bootstrapped the quorum (a crash before the first entry must not leave it without one),
+     * the bare node ids for a quorum formed before voter keys, else none (a voter waiting to be
+     * admitted neither votes nor campaigns).
+     */
+    private RaftGroup initialGroup() throws IOException {
+        if (storage.isBootstrap()) {
+            return RaftGroup.valueOf(group.getGroupId(), peer(self, settings.self()));
+        }
+        if (self.isLegacy()) {
+            return RaftGroup.valueOf(group.getGroupId(), settings.voters().stream()
+                    .map(v -> peer(new VoterKey(v.id(), VoterKey.LEGACY_DIRECTORY_ID), v)).toList());
+        }
+        return RaftGroup.valueOf(group.getGroupId());
+    }
+
+    private RaftServer buildServer(VoterKey key, RaftGroup initial) throws IOException {
+        Parameters parameters = new Parameters();
+        GrpcConfigKeys.Server.setServicesCustomizer(parameters, new PeerIdGuard(key.peerId()));
+        RaftServer.Builder b = RaftServer.newBuilder()
+                .setServerId(key.peerId())
+                .setProperties(serverProperties)
+                .setParameters(parameters)
+                .setStateMachine(stateMachine)
+                .setOption(RaftStorage.StartupOption.RECOVER);
+        if (initial != null) {
+            b.setGroup(initial);
         }
         return b.build();
     }
 
-    /**
-     * This node learnt that {@code leaderId} is the active controller: both clients are replaced by
-     * ones that talk to it first. A Ratis client keeps sending to the leader it knew until a request
-     * times out there, and a request to a controller cut off by a network partition hangs for the
-     * whole request timeout; meanwhile the new controller, which starts every broker's session when
-     * it takes over, would fence the brokers whose heartbeats are stuck (itself included). The old
-     * clients are closed once their requests, which {@link #call} has stopped waiting for, are moot.
-     */
-    private void pointClientsAt(int leaderId) {
-        RaftClient oldClient;
-        RaftClient oldProposer;
-        synchronized (clientLock) {
-            if (closed || clientProperties == null || leaderId == knownLeader) {
-                return;
-            }
-            knownLeader = leaderId;
-            oldClient = client;
-            oldProposer = proposer;
-            client = newClient(clientProperties);
-            proposer = newClient(clientProperties);
-        }
-        closeLater(oldClient, settings.requestTimeoutMs());
-        closeLater(oldProposer, settings.requestTimeoutMs());
+    /** A client that finds the active controller itself. */
+    private RaftClient newClient(RaftProperties properties) {
+        return newClient(properties, null);
     }
 
-    private void closeLater(RaftClient c, long delayMs) {
-        try {
-            clientCloser.schedule(() -> closeQuietly(c), delayMs, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException shuttingDown) {
-            closeQuietly(c);
-        }
-    }
-
-    private static void closeQuietly(RaftClient c) {
-        try {
-            if (c != null) {
-                c.close();
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            log.debug("Closing a replaced Ratis client: {}", e.toString());
-        }
+    /** A client that sends its first request to {@code leader} (null: it finds the leader itself). */
+    private RaftClient newClient(RaftProperties properties, RaftPeerId leader) {
+        return RaftClient.newBuilder()
+                .setClientId(ClientId.randomId())
+                .setRaftGroup(clientGroup())
+                .setLeaderId(leader)
+                .setProperties(properties)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                        (int) Math.max(1, settings.requestTimeoutMs() / 100), TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
     }
 
     /**
@@ -229,12 +252,12 @@ public final class RaftController implements Controller {
      * loss of quorum does that); later requests then fail with AlreadyClosedException forever. The
      * node must outlive a quorum loss, so a client that failed is replaced by a fresh one.
      */
-    private void renewClientAfter(Throwable failure, boolean forProposals) {
+    private void renewClientAfter(Throwable failure, boolean forProposals, RaftClient failed) {
         RaftClient broken;
         synchronized (clientLock) {
             broken = forProposals ? proposer : client;
-            if (closed || broken == null) {
-                return;
+            if (closed || broken == null || broken != failed) {
+                return; // closing, or another request already replaced it
             }
             RaftClient fresh = newClient(clientProperties);
             if (forProposals) {
@@ -245,7 +268,69 @@ public final class RaftController implements Controller {
         }
         log.info("Node {} replaced its Ratis {} client after: {}", settings.nodeId(),
                 forProposals ? "proposal" : "request", failure.toString());
-        closeLater(broken, 0);
+        closeRetired(List.of(broken));
+    }
+
+    /**
+     * The voters changed (bootstrap, a voter joined or was replaced). A Ratis client learns peers
+     * only from a NotLeader answer, so one that last heard of a smaller configuration may keep
+     * asking voters that left; a client replaced after a failure starts from this configuration.
+     */
+    private void onConfigurationChanged(List<RaftPeer> voters) {
+        if (!voters.equals(knownVoters)) {
+            knownVoters = List.copyOf(voters);
+            log.info("Node {} sees controller voters {}", settings.nodeId(), voters);
+        }
+    }
+
+    /**
+     * A new leader was elected: clients still aiming at the old one (a Ratis client finds the new
+     * one only after its requests to the old one fail, which may outlast a broker session) are
+     * replaced by clients aiming at the new one. The old clients finish what they carry and are
+     * closed later.
+     */
+    private void pointClientsAt(RaftPeerId leader) {
+        RaftClient oldClient;
+        RaftClient oldProposer;
+        synchronized (clientLock) {
+            if (closed || client == null || clientGroup().getPeer(leader) == null
+                    || (leader.equals(client.getLeaderId()) && leader.equals(proposer.getLeaderId()))) {
+                return;
+            }
+            oldClient = client;
+            oldProposer = proposer;
+            client = newClient(clientProperties, leader);
+            proposer = newClient(clientProperties, leader);
+        }
+        List<RaftClient> old = List.of(oldClient, oldProposer);
+        retired.addAll(old);
+        try {
+            timers.schedule(() -> closeRetired(old), 2 * settings.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException ignored) {
+            // closing: close() closes every retired client
+        }
+    }
+
+    private void closeRetired(List<RaftClient> clients) {
+        for (RaftClient c : clients) {
+            retired.remove(c);
+            try {
+                c.close();
+            } catch (IOException | RuntimeException e) {
+                log.debug("Closing a replaced Ratis client: {}", e.toString());
+            }
+        }
+    }
+
+    /** The group clients use: the voters of the last configuration seen, and every configured address none of them has. */
+    private RaftGroup clientGroup() {
+        List<RaftPeer> peers = new java.util.ArrayList<>(knownVoters);
+        for (RaftPeer placeholder : group.getPeers()) {
+            if (peers.stream().noneMatch(p -> p.getAddress().equals(placeholder.getAddress()))) {
+                peers.add(placeholder);
+            }
+        }
+        return RaftGroup.valueOf(group.getGroupId(), peers);
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -254,6 +339,146 @@ public final class RaftController implements Controller {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    // ---- membership: a voter takes its place in the quorum's configuration ----
+
+    /**
+     * One round of the membership loop, on its own thread, repeated until this voter is a voter of
+     * its own configuration: an intact member is done at once; otherwise the other voters are
+     * asked and {@link QuorumJoin} decides between bootstrapping the quorum, joining it (replacing
+     * an old incarnation of this node) and waiting.
+     */
+    private void membershipStep() {
+        if (closed || member) {
+            return;
+        }
+        try {
+            RaftServer.Division division = division();
+            if (division != null && isVoterOf(division, self)) {
+                member = true;
+                log.info("Node {} is voter {} of the controller quorum (configuration {})", settings.nodeId(), self,
+                        division.getRaftConf());
+                return;
+            }
+            RaftPeer selfPeer = peer(self, settings.self());
+            int lowest = settings.voters().stream().mapToInt(QuorumVoter::id).min().orElseThrow();
+            switch (QuorumJoin.decide(selfPeer, division != null, lowest, probe.probeAll(settings.nodeId()))) {
+                case QuorumJoin.Decision.Bootstrap b -> {
+                    storage.markBootstrap();
+                    addGroup(List.of(selfPeer));
+                }
+                case QuorumJoin.Decision.Join j -> {
+                    if (division == null) {
+                        // an empty configuration: the leader's log and snapshot land here, and this
+                        // voter neither votes nor campaigns until its key is in a configuration
+                        addGroup(List.of());
+                    }
+                    requestJoin(j);
+                }
+                case QuorumJoin.Decision.Admitted a -> note("admitted to the quorum, catching up");
+                case QuorumJoin.Decision.Wait w -> note(w.reason());
+            }
+        } catch (IOException | RuntimeException e) {
+            note("membership step failed: " + e);
+        } finally {
+            if (!closed && !member) {
+                try {
+                    membership.schedule(this::membershipStep, MEMBERSHIP_RETRY_MS, TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException ignored) {
+                    // closing
+                }
+            }
+        }
+    }
+
+    private void addGroup(List<RaftPeer> voters) throws IOException {
+        log.info("Node {} {} as voter {}", settings.nodeId(), voters.isEmpty() ? "joins the controller quorum"
+                : "starts the controller quorum (no voter holds metadata yet)", self);
+        RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(ClientId.randomId(), server.getId(),
+                0, RaftGroup.valueOf(group.getGroupId(), voters)));
+        if (!reply.isSuccess()) {
+            throw new IOException("Could not start the controller group: " + reply.getException());
+        }
+    }
+
+    /** Asks the leader for one configuration change (joint consensus, compare-and-set): old peer of this node out, this voter in. */
+    private void requestJoin(QuorumJoin.Decision.Join j) throws IOException {
+        log.info("Node {} asks the controller quorum to change its voters from {} to {}", settings.nodeId(),
+                j.current(), j.next());
+        RaftProperties p = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(Math.max(10_000, settings.requestTimeoutMs() * 2),
+                TimeUnit.MILLISECONDS));
+        // the voters to ask: those staying (an old peer of this node id shares this node's address)
+        List<RaftPeer> ask = j.next().stream().filter(x -> !x.getId().equals(self.peerId())).toList();
+        try (RaftClient admin = RaftClient.newBuilder()
+                .setClientId(ClientId.randomId())
+                .setRaftGroup(RaftGroup.valueOf(group.getGroupId(), ask))
+                .setProperties(p)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5, TimeDuration.valueOf(200, TimeUnit.MILLISECONDS)))
+                .build()) {
+            RaftClientReply reply = admin.admin().setConfiguration(SetConfigurationRequest.Arguments.newBuilder()
+                    .setServersInCurrentConf(j.current())
+                    .setServersInNewConf(j.next())
+                    .setMode(SetConfigurationRequest.Mode.COMPARE_AND_SET)
+                    .build());
+            if (!reply.isSuccess()) {
+                throw new IOException("the quorum refused the change: " + reply.getException());
+            }
+            log.info("Node {}: the controller quorum now has voters {}", settings.nodeId(), j.next());
+        }
+    }
+
+    private void note(String what) {
+        if (!what.equals(lastMembershipNote)) {
+            lastMembershipNote = what;
+            log.info("Controller voter {} not yet in the quorum: {}", self, what);
+        }
+    }
+
+    private RaftServer.Division division() {
+        try {
+            return server.getDivision(group.getGroupId());
+        } catch (IOException notThere) {
+            return null;
+        }
+    }
+
+    private static boolean isVoterOf(RaftServer.Division division, VoterKey key) {
+        var conf = division.getRaftConf();
+        return conf.getPreviousPeers().isEmpty() && conf.getCurrentPeers().stream().anyMatch(p -> p.getId().equals(key.peerId()));
+    }
+
+    @Override
+    public QuorumDescription quorum() {
+        RaftServer.Division d = division();
+        if (d == null) {
+            return new QuorumDescription(-1, -1, -1, List.of());
+        }
+        var info = d.getInfo();
+        int leader = info.getLeaderId() == null ? -1 : VoterKey.of(info.getLeaderId()).nodeId();
+        List<QuorumDescription.Voter> voters = d.getRaftConf().getCurrentPeers().stream().map(p -> {
+            VoterKey k = VoterKey.of(p.getId());
+            long leo = p.getId().equals(self.peerId()) ? d.getRaftLog().getNextIndex() : -1;
+            return new QuorumDescription.Voter(k.nodeId(), k.directoryId(), leo);
+        }).toList();
+        return new QuorumDescription(leader, info.getCurrentTerm(), d.getRaftLog().getLastCommittedIndex(), voters);
+    }
+
+    /** This voter's identity (node id + directory id); provisional until {@link #isQuorumMember}. */
+    public VoterKey voterKey() {
+        return self;
+    }
+
+    /** Whether this voter is a voter of the quorum's configuration, as its own log says. */
+    public boolean isQuorumMember() {
+        return member;
+    }
+
+    /** The voters of the configuration this node has applied; empty before it has joined a group. */
+    public List<VoterKey> voters() {
+        RaftServer.Division d = division();
+        return d == null ? List.of() : d.getRaftConf().getCurrentPeers().stream().map(p -> VoterKey.of(p.getId())).toList();
     }
 
     // ---- the Controller contract: any node, forwarded to the active controller ----
@@ -366,45 +591,56 @@ public final class RaftController implements Controller {
         if (closed) {
             throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
         }
-        CompletableFuture<Integer> leaderChange = nextLeaderChange;
-        int leaderAtSend = knownLeader;
-        // unordered: requests of different threads (heartbeats, ISR changes) are independent, and an
-        // ordered client holds every later request back behind one stuck at an unreachable leader
-        CompletableFuture<RaftClientReply> future = client.async()
-                .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
-        RaftClientReply raftReply;
-        long deadline = time.milliseconds() + settings.requestTimeoutMs();
-        try {
-            while (true) {
-                long leftMs = deadline - time.milliseconds();
-                if (leftMs <= 0) {
-                    throw new TimeoutException();
+        RaftClientReply raftReply = null;
+        // two attempts, each with half the time: a client that failed (closed after exhausting its
+        // retries, or stuck on voters that left) is replaced and the request sent once more
+        long attemptMs = Math.max(1, settings.requestTimeoutMs() / 2);
+        for (int attempt = 0; raftReply == null; attempt++) {
+            RaftClient c = client;
+            CompletableFuture<Integer> leaderChange = nextLeaderChange;
+            int leaderAtSend = knownLeader;
+            // unordered: requests of different threads (heartbeats, ISR changes) are independent, and an
+            // ordered client holds every later request back behind one stuck at an unreachable leader
+            CompletableFuture<RaftClientReply> future = c.async()
+                    .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
+            long deadline = time.milliseconds() + attemptMs;
+            try {
+                while (true) {
+                    long leftMs = deadline - time.milliseconds();
+                    if (leftMs <= 0) {
+                        throw new TimeoutException();
+                    }
+                    CompletableFuture.anyOf(future, leaderChange).get(leftMs, TimeUnit.MILLISECONDS);
+                    if (future.isDone()) {
+                        break;
+                    }
+                    int now = leaderChange.getNow(-1);
+                    if (leaderAtSend >= 0 && now != leaderAtSend) {
+                        // sent to a controller that is no longer active: it may hang there (a network
+                        // partition); the retry goes to the new one. Without a known leader at sending
+                        // time the client looks for it itself, so the request is left to finish.
+                        future.cancel(true);
+                        throw new NotControllerException("The active controller changed from node " + leaderAtSend
+                                + " to node " + now + " while the request was on its way");
+                    }
+                    leaderChange = nextLeaderChange;
                 }
-                CompletableFuture.anyOf(future, leaderChange).get(leftMs, TimeUnit.MILLISECONDS);
-                if (future.isDone()) {
-                    break;
+                raftReply = future.get();
+            } catch (TimeoutException e) {
+                future.cancel(true);
+                if (attempt > 0) {
+                    throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
                 }
-                int now = leaderChange.getNow(-1);
-                if (leaderAtSend >= 0 && now != leaderAtSend) {
-                    // sent to a controller that is no longer active: it may hang there (a network
-                    // partition); the retry goes to the new one. Without a known leader at sending
-                    // time the client looks for it itself, so the request is left to finish.
-                    future.cancel(true);
-                    throw new NotControllerException("The active controller changed from node " + leaderAtSend
-                            + " to node " + now + " while the request was on its way");
+                renewClientAfter(e, false, c);
+            } catch (ExecutionException e) {
+                renewClientAfter(e.getCause(), false, c);
+                if (attempt > 0) {
+                    throw new NotControllerException("No active controller reachable: " + e.getCause());
                 }
-                leaderChange = nextLeaderChange;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new NotControllerException("Interrupted while waiting for the active controller");
             }
-            raftReply = future.get();
-        } catch (TimeoutException e) {
-            future.cancel(true);
-            throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
-        } catch (ExecutionException e) {
-            renewClientAfter(e.getCause(), false);
-            throw new NotControllerException("No active controller reachable: " + e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NotControllerException("Interrupted while waiting for the active controller");
         }
         if (!raftReply.isSuccess()) {
             throw new NotControllerException("The controller quorum refused the request: " + raftReply.getException());
@@ -533,7 +769,8 @@ public final class RaftController implements Controller {
     /** Appends {@code commands} as one log entry and waits until it is applied here; throws if it was rejected. */
     private ControllerReply propose(List<MetadataCommand> commands) {
         long timeoutMs = settings.requestTimeoutMs() * 3 / 4;
-        CompletableFuture<RaftClientReply> future = proposer.async()
+        RaftClient p = proposer;
+        CompletableFuture<RaftClientReply> future = p.async()
                 .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeBatch(commands))));
         try {
             RaftClientReply raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
@@ -547,7 +784,7 @@ public final class RaftController implements Controller {
             future.cancel(true);
             throw new NotControllerException("The metadata change was not committed within " + timeoutMs + " ms");
         } catch (ExecutionException e) {
-            renewClientAfter(e.getCause(), true);
+            renewClientAfter(e.getCause(), true, p);
             throw new NotControllerException("The metadata change failed: " + e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -555,11 +792,14 @@ public final class RaftController implements Controller {
         }
     }
 
-    private void onLeaderChanged(int leaderId) {
+    private void onLeaderChanged(RaftPeerId leader) {
+        int leaderId = leader == null ? -1 : VoterKey.of(leader).nodeId();
         log.info("Node {} sees controller {} as the active controller", settings.nodeId(), leaderId);
-        if (leaderId >= 0) {
-            pointClientsAt(leaderId);
+        knownLeader = leaderId;
+        if (leader != null) {
+            pointClientsAt(leader);
         }
+        // requests still on their way to the previous leader are abandoned (see call)
         CompletableFuture<Integer> fired = nextLeaderChange;
         nextLeaderChange = new CompletableFuture<>();
         fired.complete(leaderId);
@@ -626,13 +866,20 @@ public final class RaftController implements Controller {
             return;
         }
         closed = true;
+        if (membership != null) {
+            membership.shutdownNow();
+        }
+        if (probe != null) {
+            try {
+                probe.close();
+            } catch (IOException e) {
+                log.debug("Closing the quorum probe: {}", e.toString());
+            }
+        }
         if (timers != null) {
             timers.shutdownNow();
         }
-        if (clientCloser != null) {
-            // the replaced clients waiting for their close: close them now
-            clientCloser.shutdownNow().forEach(Runnable::run);
-        }
+        closeRetired(List.copyOf(retired));
         if (eventLoop != null) {
             eventLoop.shutdownNow();
         }

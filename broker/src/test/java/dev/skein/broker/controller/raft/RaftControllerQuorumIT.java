@@ -161,6 +161,7 @@ class RaftControllerQuorumIT {
     @Test
     void stoppedNodeRestartedOnItsDirCatchesUpFromSnapshotAndLog() throws Exception {
         int stopped = controllers.keySet().stream().filter(id -> !controllers.get(id).isActive()).findFirst().orElseThrow();
+        VoterKey key = controllers.get(stopped).voterKey();
         lifecycles.remove(stopped).close();
         controllers.remove(stopped).close();
         RaftController live = leader();
@@ -170,9 +171,13 @@ class RaftControllerQuorumIT {
         Path raftDir = dir.resolve("node-" + stopped).resolve("skein-raft");
         RaftController restarted = startController(stopped);
 
+        // its disk intact, it rejoins as itself: same key, no configuration change
+        assertThat(restarted.voterKey()).isEqualTo(key);
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             assertThat(restarted.image().topics()).hasSize(30);
             assertThat(restarted.state()).usingRecursiveComparison().isEqualTo(live.state());
+            assertThat(restarted.isQuorumMember()).isTrue();
+            assertThat(live.voters()).contains(key).hasSize(3);
         });
         try (var files = Files.walk(dir)) {
             assertThat(files.anyMatch(f -> f.getFileName().toString().startsWith("snapshot."))).isTrue();
@@ -234,5 +239,56 @@ class RaftControllerQuorumIT {
                 .isInstanceOf(InvalidUpdateVersionException.class);
         assertThatThrownBy(() -> any.alterPartition(tp, p.leader(), p.leaderEpoch() - 1, after.partitionEpoch(), p.replicas()))
                 .isInstanceOf(FencedLeaderEpochException.class);
+    }
+
+    @Test
+    void voterRestartedWithAnEmptyDiskRejoinsAsANewMemberAndNoCommittedMetadataIsLost() throws Exception {
+        Set<Integer> alreadyWiped = new HashSet<>();
+        for (int round = 0; round < 2; round++) {
+            RaftController live = leader();
+            // a different follower each round
+            int wiped = controllers.keySet().stream()
+                    .filter(id -> !controllers.get(id).isActive() && !alreadyWiped.contains(id)).findFirst().orElseThrow();
+            alreadyWiped.add(wiped);
+            for (int i = 0; i < 15; i++) {
+                live.createTopic("r" + round + "-t" + i, 1, (short) 1, Map.of(), false);
+            }
+            VoterKey old = controllers.get(wiped).voterKey();
+            lifecycles.remove(wiped).close();
+            controllers.remove(wiped).close();
+            deleteRecursively(dir.resolve("node-" + wiped));
+
+            RaftController fresh = startController(wiped);
+
+            VoterKey now = fresh.voterKey();
+            assertThat(now.nodeId()).isEqualTo(wiped);
+            assertThat(now).isNotEqualTo(old);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                assertThat(fresh.isQuorumMember()).isTrue();
+                for (RaftController c : controllers.values()) {
+                    assertThat(c.voters()).as("voters seen by %s", c.voterKey()).contains(now).doesNotContain(old).hasSize(3);
+                }
+                assertThat(fresh.state()).usingRecursiveComparison().isEqualTo(live.state());
+            });
+            startLifecycle(wiped);
+            awaitLiveBrokers(3);
+            String name = "after-wipe-" + round;
+            int topics = 16 * (round + 1);
+            TopicMetadata after = fresh.createTopic(name, 3, (short) 3, Map.of(), false);
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                for (RaftController c : controllers.values()) {
+                    assertThat(c.image().topic(name)).isEqualTo(after);
+                    assertThat(c.image().topics()).hasSize(topics);
+                }
+            });
+        }
+    }
+
+    private static void deleteRecursively(Path root) throws IOException {
+        try (var files = Files.walk(root)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
     }
 }
