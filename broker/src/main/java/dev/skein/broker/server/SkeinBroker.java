@@ -201,7 +201,8 @@ public final class SkeinBroker implements AutoCloseable {
         if (Controllers.isQuorum(config)) {
             // registers and heartbeats; closed first, so close() begins with the controlled shutdown
             BrokerLifecycle lifecycle = new BrokerLifecycle(controller, self, config.brokerHeartbeatIntervalMs(),
-                    Math.min(config.brokerSessionTimeoutMs(), 10_000));
+                    Math.min(config.brokerSessionTimeoutMs(), 10_000), time, config.brokerSessionTimeoutMs());
+            replicaManager.refuseWritesWhile(() -> lifecycle.outOfTouch(time.milliseconds()));
             lifecycle.start();
             resources.add(lifecycle);
             AtomicBoolean coordinatorStarted = new AtomicBoolean();
