@@ -4,6 +4,7 @@ import dev.skein.broker.metadata.ClusterImage;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.BrokerIdNotRegisteredException;
 import org.apache.kafka.common.errors.StaleBrokerEpochException;
+import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,9 +24,14 @@ import java.util.concurrent.TimeoutException;
  * this broker may still lead partitions whose logs have moved on elsewhere. The registration moved
  * those leaderships away, so once it is applied here {@code onCaughtUp} runs (the broker starts
  * acting on metadata and serving clients), and only then do heartbeats ask to be unfenced, as a
- * Kafka broker waits for its metadata log before it asks to be unfenced. {@link #close} performs a controlled shutdown: heartbeats
- * asking to shut down until the controller has moved every leadership away (bounded by
- * {@code shutdownTimeoutMs}), then stops. One thread does all of this, so calls never overlap.
+ * Kafka broker waits for its metadata log before it asks to be unfenced.
+ *
+ * <p>{@link #close} performs a controlled shutdown: heartbeats asking to shut down until the
+ * controller has moved every leadership away (bounded by {@code shutdownTimeoutMs}), then stops. One thread does all of this, so calls never overlap.
+ *
+ * <p>{@link #outOfTouch} tells when the controller quorum has not answered a heartbeat for longer
+ * than the session timeout and the last attempt failed: by then the controller has fenced this
+ * broker and moved its leaderships, even if this broker, cut off, cannot learn it.
  */
 public final class BrokerLifecycle implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(BrokerLifecycle.class);
@@ -34,25 +40,38 @@ public final class BrokerLifecycle implements AutoCloseable {
     private final ClusterImage.BrokerInfo self;
     private final long heartbeatIntervalMs;
     private final long shutdownTimeoutMs;
+    private final Time time;
+    private final long sessionTimeoutMs;
     private ScheduledExecutorService thread;
     private final Runnable onCaughtUp;
     private volatile long brokerEpoch = -1;
     private volatile boolean fenced = true;
     private volatile boolean caughtUp;
+    /** When the controller last answered a heartbeat, -1 before the first answer. */
+    private volatile long lastAnsweredMs = -1;
+    private volatile boolean lastHeartbeatFailed;
 
+    /** Without a session to watch: {@link #outOfTouch} never says yes. */
     public BrokerLifecycle(Controller controller, ClusterImage.BrokerInfo self, long heartbeatIntervalMs,
                            long shutdownTimeoutMs) {
-        this(controller, self, heartbeatIntervalMs, shutdownTimeoutMs, () -> { });
+        this(controller, self, heartbeatIntervalMs, shutdownTimeoutMs, () -> { }, Time.SYSTEM, Long.MAX_VALUE);
+    }
+
+    public BrokerLifecycle(Controller controller, ClusterImage.BrokerInfo self, long heartbeatIntervalMs,
+                           long shutdownTimeoutMs, Time time, long sessionTimeoutMs) {
+        this(controller, self, heartbeatIntervalMs, shutdownTimeoutMs, () -> { }, time, sessionTimeoutMs);
     }
 
     /** @param onCaughtUp runs once, on the lifecycle thread, when the local metadata includes the first registration */
     public BrokerLifecycle(Controller controller, ClusterImage.BrokerInfo self, long heartbeatIntervalMs,
-                           long shutdownTimeoutMs, Runnable onCaughtUp) {
+                           long shutdownTimeoutMs, Runnable onCaughtUp, Time time, long sessionTimeoutMs) {
         this.controller = controller;
         this.self = self;
         this.heartbeatIntervalMs = heartbeatIntervalMs;
         this.shutdownTimeoutMs = shutdownTimeoutMs;
         this.onCaughtUp = onCaughtUp;
+        this.time = time;
+        this.sessionTimeoutMs = sessionTimeoutMs;
     }
 
     public synchronized void start() {
@@ -79,7 +98,19 @@ public final class BrokerLifecycle implements AutoCloseable {
         return fenced;
     }
 
-    private void heartbeat() {
+    /**
+     * True once this broker, registered and answered before, has had no heartbeat answered for more
+     * than the session timeout and its latest attempt failed. A leader in that state must not take
+     * writes: the controller has fenced it and another replica leads (KIP-631's session, seen from
+     * the broker's side). A heartbeat still in flight does not count as failed.
+     */
+    public boolean outOfTouch(long nowMs) {
+        long last = lastAnsweredMs;
+        return last >= 0 && lastHeartbeatFailed && nowMs - last > sessionTimeoutMs;
+    }
+
+    /** One heartbeat (registering first if needed); the lifecycle thread calls it every interval. */
+    void heartbeat() {
         try {
             if (brokerEpoch < 0) {
                 brokerEpoch = controller.registerBroker(self);
@@ -100,19 +131,38 @@ public final class BrokerLifecycle implements AutoCloseable {
             }
             boolean wasFenced = fenced;
             fenced = controller.heartbeat(self.id(), brokerEpoch, false).fenced();
+            answered();
             if (wasFenced && !fenced) {
                 log.info("Broker {} is unfenced", self.id());
             }
         } catch (StaleBrokerEpochException | BrokerIdNotRegisteredException e) {
+            // the controller answered: it is reachable
+            answered();
             log.info("Broker {} must register again: {}", self.id(), e.getMessage());
             brokerEpoch = -1;
             fenced = true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ApiException e) {
+            failed();
             log.info("Broker {} heartbeat failed: {}", self.id(), e.toString());
         } catch (RuntimeException e) {
+            failed();
             log.warn("Broker {} heartbeat failed: {}", self.id(), e.toString());
+        }
+    }
+
+    private void answered() {
+        lastAnsweredMs = time.milliseconds();
+        lastHeartbeatFailed = false;
+    }
+
+    private void failed() {
+        boolean wasOutOfTouch = outOfTouch(time.milliseconds());
+        lastHeartbeatFailed = true;
+        if (!wasOutOfTouch && outOfTouch(time.milliseconds())) {
+            log.warn("Broker {} has not reached the controller quorum for {} ms (session timeout {} ms): it takes no"
+                    + " writes as leader until it does", self.id(), time.milliseconds() - lastAnsweredMs, sessionTimeoutMs);
         }
     }
 

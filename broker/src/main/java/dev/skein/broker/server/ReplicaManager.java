@@ -79,6 +79,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private volatile ClusterImage image;
     private volatile ReplicationConfig replicationConfig = ReplicationConfig.defaults();
     private volatile ReplicationThrottles throttles;
+    private volatile java.util.function.BooleanSupplier outOfTouch = () -> false;
     private Controller controller;
     private ReplicaFetcherManager fetchers;
     private ExecutorService alterPartitionExecutor;
@@ -127,6 +128,16 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
      */
     public void enableThrottling(ReplicationThrottles throttles) {
         this.throttles = throttles;
+    }
+
+    /**
+     * While {@code outOfTouch} says so (the controller quorum has not answered this broker within
+     * its session timeout), produce to a partition led here is refused with NOT_LEADER_OR_FOLLOWER
+     * before anything is appended: the controller has fenced this broker and another replica leads,
+     * so a write taken here could only be truncated later.
+     */
+    public void refuseWritesWhile(java.util.function.BooleanSupplier outOfTouch) {
+        this.outOfTouch = outOfTouch;
     }
 
     public LogConfig logConfig(TopicMetadata topic) {
@@ -395,6 +406,10 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         String notLeader = "Broker " + brokerId + " is not the leader of " + tp;
         if (!p.isLeader()) {
             return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, notLeader);
+        }
+        if (outOfTouch.getAsBoolean()) {
+            return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, "Broker " + brokerId + " has not reached the controller"
+                    + " quorum within its session timeout: it is presumed fenced, with another replica leading " + tp);
         }
         try {
             LogAppendInfo info = p.appendAsLeader(records, minIsr(tp), acks == -1);

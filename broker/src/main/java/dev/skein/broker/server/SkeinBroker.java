@@ -221,7 +221,8 @@ public final class SkeinBroker implements AutoCloseable {
             // registers, catches up, then serves and heartbeats; closed first, so close() begins
             // with the controlled shutdown
             BrokerLifecycle lifecycle = new BrokerLifecycle(controller, self, config.brokerHeartbeatIntervalMs(),
-                    Math.min(config.brokerSessionTimeoutMs(), 10_000), serve);
+                    Math.min(config.brokerSessionTimeoutMs(), 10_000), serve, time, config.brokerSessionTimeoutMs());
+            replicaManager.refuseWritesWhile(() -> lifecycle.outOfTouch(time.milliseconds()));
             lifecycle.start();
             resources.add(lifecycle);
             log.info("Skein broker {} started: cluster {}, listening on {}:{} (advertised {}), HTTP port {}; "

@@ -44,6 +44,10 @@ final class NamespaceNetwork implements AutoCloseable {
 
     /** Why namespaces cannot be made here, or empty if they can (tries one and removes it). */
     static Optional<String> unavailableReason() {
+        Result nsenter = run("nsenter", "--version");
+        if (nsenter.exit != 0) {
+            return Optional.of("`nsenter` (util-linux) is not available: " + nsenter.output.strip());
+        }
         String probe = "np-" + ProcessHandle.current().pid() + "-probe";
         Result add = run("ip", "netns", "add", probe);
         if (add.exit != 0) {

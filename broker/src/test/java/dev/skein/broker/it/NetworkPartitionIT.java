@@ -51,7 +51,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Three brokers, each a controller voter in its own network namespace; a topic with RF 3 and min
  * ISR 2 under an idempotent acks=all producer. The leader of a partition (the active controller,
  * when it leads one) is cut off from the other two brokers by blackhole routes while the test's
- * clients still reach it. A raw acks=all producer pinned to it proves it stops acknowledging; the
+ * clients still reach it. A raw acks=all producer pinned to it proves it stops acknowledging (and,
+ * once its session has run out without the quorum, refuses writes before appending them); the
  * majority elects a new leader and goes on acknowledging; after the partition heals the old leader
  * truncates to the new leader's log and rejoins every ISR; the checker proves that no acknowledged
  * record was lost or duplicated and every offset holds one value on every replica.
@@ -170,6 +171,7 @@ class NetworkPartitionIT {
             await().atMost(Duration.ofSeconds(60)).until(() -> ackTimes.get(partition).stream()
                     .filter(t -> t > isolatedAt + boundNanos).count() > 100);
             await().atMost(Duration.ofSeconds(60)).until(() -> pinned.refusedSince(isolatedAt) >= 3
+                    && pinned.firstRefusal(Errors.NOT_LEADER_OR_FOLLOWER, isolatedAt) > 0
                     && System.nanoTime() - isolatedAt > TimeUnit.SECONDS.toNanos(8));
 
             healedAt = System.nanoTime();
@@ -200,14 +202,15 @@ class NetworkPartitionIT {
         long firstAckAfterCut = ackTimes.get(partition).stream()
                 .filter(t -> t > isolatedAt + TimeUnit.MILLISECONDS.toNanos(ACK_BOUND_MS)).mapToLong(Long::longValue).min()
                 .orElseThrow();
+        long selfFenced = pinned.firstRefusal(Errors.NOT_LEADER_OR_FOLLOWER, isolatedAt);
         System.out.printf("NetworkPartitionIT: isolated broker %d (leader of partition %d%s); new leader %d elected %d ms after"
                         + " the cut; first acknowledged write on it %d ms after the cut; last acknowledgement from the isolated"
-                        + " leader %d ms after the cut; %d pinned writes refused while it was cut off (%s); full ISR %d ms after"
-                        + " healing; %d records acknowledged%n",
+                        + " leader %d ms after the cut; it refused writes without appending from %d ms after the cut; %d pinned"
+                        + " writes refused while it was cut off (%s); full ISR %d ms after healing; %d records acknowledged%n",
                 victim, partition, victimWasController ? ", the active controller" : "", newLeader,
                 (electedAt - isolatedAt) / 1_000_000, (firstAckAfterCut - isolatedAt) / 1_000_000,
-                (lastPinnedAck - isolatedAt) / 1_000_000, duringPartition.values().stream().mapToInt(Integer::intValue).sum(),
-                duringPartition,
+                (lastPinnedAck - isolatedAt) / 1_000_000, (selfFenced - isolatedAt) / 1_000_000,
+                duringPartition.values().stream().mapToInt(Integer::intValue).sum(), duringPartition,
                 (rejoinedAt - healedAt) / 1_000_000, acked);
 
         assertThat(pinned.acks).as("acknowledgements from the isolated leader more than %d ms after the cut", ACK_BOUND_MS)
@@ -215,6 +218,8 @@ class NetworkPartitionIT {
         assertThat(duringPartition.keySet()).as("how the isolated leader refused while cut off").isNotEmpty()
                 .isSubsetOf(REFUSALS);
         assertThat(pinned.refusals.keySet()).as("how the old leader refused").isSubsetOf(REFUSALS);
+        // out of touch with the quorum for longer than its session, it takes no writes at all
+        assertThat(duringPartition).as("refusals before appending while cut off").containsKey(Errors.NOT_LEADER_OR_FOLLOWER);
         assertThat(newLeader).isNotEqualTo(victim);
 
         for (int node = 0; node < 3; node++) {
@@ -321,6 +326,12 @@ class NetworkPartitionIT {
 
         long refusedSince(long nanos) {
             return refused.stream().filter(e -> e.getKey() > nanos).count();
+        }
+
+        /** When the broker first refused a write with {@code error} after {@code fromNanos}, or -1. */
+        long firstRefusal(Errors error, long fromNanos) {
+            return refused.stream().filter(e -> e.getValue() == error && e.getKey() > fromNanos).mapToLong(Map.Entry::getKey)
+                    .min().orElse(-1);
         }
 
         /** How the broker refused the writes it answered between the two instants. */

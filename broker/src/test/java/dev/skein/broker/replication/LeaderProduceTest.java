@@ -124,6 +124,21 @@ class LeaderProduceTest {
     }
 
     @Test
+    void aLeaderOutOfTouchWithTheControllerQuorumRefusesWritesBeforeAppending() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean outOfTouch = new java.util.concurrent.atomic.AtomicBoolean(true);
+        rm.refuseWritesWhile(outOfTouch::get);
+        ProduceResult refused = produce(30_000, "cut-off").get();
+        assertThat(refused.error()).isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
+        assertThat(rm.partition(TP).orElseThrow().log().logEndOffset()).as("nothing appended").isZero();
+
+        outOfTouch.set(false);
+        CompletableFuture<ProduceResult> accepted = produce(30_000, "back");
+        followerFetch(1, 1);
+        followerFetch(2, 1);
+        assertThat(accepted.get().error()).isEqualTo(Errors.NONE);
+    }
+
+    @Test
     void laggingFollowersLeaveTheIsrAndWaitingProducesFailOnceBelowMinIsr() throws Exception {
         controller.setMinIsr("2");
         followerFetch(1, 0);
