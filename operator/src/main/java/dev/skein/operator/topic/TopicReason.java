@@ -1,0 +1,23 @@
+package dev.skein.operator.topic;
+
+/** The {@code reason} of a SkeinTopic's Ready condition. */
+public enum TopicReason {
+    /** The topic matches the spec. */
+    InSync,
+    /** The operator created, changed or adopted the topic in this reconcile. */
+    Applied,
+    /** A replica reassignment (replication factor change) is running. */
+    ReassignmentInProgress,
+    /** The spec asks for something Kafka cannot do (partition decrease). Nothing was applied. */
+    NotSupported,
+    /** The topic exists but was not created from this resource, and differs from the spec. Nothing was applied. */
+    ExistingTopicMismatch,
+    /** The spec cannot be satisfied by this cluster (replication factor above the broker count, ...). */
+    InvalidSpec,
+    /** spec.cluster names no SkeinCluster in the namespace, or the cluster cannot be reached. */
+    ClusterNotFound,
+    /** Another SkeinTopic manages the same topic. */
+    ResourceConflict,
+    /** The cluster refused or failed a request; the message has Kafka's error. */
+    KafkaError
+}
