@@ -6,12 +6,14 @@ import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
 
 /** A client listener of every broker. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class ListenerSpec {
     @Required
     @Pattern("^[A-Z][A-Z0-9_]{0,24}$")
+    @Size(min = 1, max = 25)
     @JsonPropertyDescription("Listener name as in Kafka's listeners config (upper case, e.g. CLIENT). "
             + "INTERNAL and CONTROLLER are reserved.")
     private String name;

@@ -71,7 +71,7 @@ public class SkeinClusterSpec {
             message = "spec.listeners names must be unique")
     @ValidationRule(value = "self.all(l, self.exists_one(m, m.port == l.port))",
             message = "spec.listeners ports must be unique")
-    @Size(max = 16)
+    @Size(max = 8)
     private List<ListenerSpec> listeners = new ArrayList<>();
 
     @JsonPropertyDescription("Rack awareness: replicas of a partition spread over the values of this node label.")

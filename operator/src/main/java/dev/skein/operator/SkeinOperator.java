@@ -1,0 +1,160 @@
+package dev.skein.operator;
+
+import dev.skein.operator.kafka.BootstrapResolver;
+import dev.skein.operator.kafka.KafkaAdmins;
+import dev.skein.operator.kafka.SkeinClusterBootstrapResolver;
+import dev.skein.operator.topic.SkeinTopicReconciler;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.javaoperatorsdk.operator.Operator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The Skein operator: registers one reconciler per kind with java-operator-sdk and runs them until
+ * closed. {@link #main} is the entry point of {@code skein-operator.jar}; tests start it in-process
+ * with {@link #builder(KubernetesClient)}.
+ */
+public final class SkeinOperator implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SkeinOperator.class);
+
+    private final Operator operator;
+    private final KafkaAdmins admins;
+
+    private SkeinOperator(Operator operator, KafkaAdmins admins) {
+        this.operator = operator;
+        this.admins = admins;
+    }
+
+    public static Builder builder(KubernetesClient client) {
+        return new Builder(client);
+    }
+
+    /** Options of an operator; the defaults are those of the deployed operator. */
+    public static final class Builder {
+        private final KubernetesClient client;
+        private BootstrapResolver resolver;
+        private Set<String> namespaces = Set.of();
+        private Duration adminTimeout = Duration.ofSeconds(30);
+        private Duration resync = Duration.ofMinutes(2);
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(KubernetesClient client) {
+            this.client = client;
+            this.resolver = new SkeinClusterBootstrapResolver(client);
+        }
+
+        /** Where the brokers of a SkeinCluster are reached (default: the cluster's status, else its bootstrap Service). */
+        public Builder bootstrapResolver(BootstrapResolver resolver) {
+            this.resolver = resolver;
+            return this;
+        }
+
+        /** Namespaces to watch; empty (the default) watches all. */
+        public Builder namespaces(Set<String> namespaces) {
+            this.namespaces = Set.copyOf(namespaces);
+            return this;
+        }
+
+        public Builder adminTimeout(Duration adminTimeout) {
+            this.adminTimeout = adminTimeout;
+            return this;
+        }
+
+        public Builder resync(Duration resync) {
+            this.resync = resync;
+            return this;
+        }
+
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Registers the reconcilers and starts their informers; returns once the caches are synced. */
+        public SkeinOperator start() {
+            KafkaAdmins admins = new KafkaAdmins(adminTimeout);
+            Operator operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false));
+            operator.register(new SkeinTopicReconciler(resolver, admins, clock, resync), c -> {
+                if (namespaces.isEmpty()) {
+                    c.watchingAllNamespaces();
+                } else {
+                    c.settingNamespaces(namespaces);
+                }
+            });
+            operator.start();
+            LOG.info("Skein operator started against {} watching {}", client.getMasterUrl(),
+                    namespaces.isEmpty() ? "all namespaces" : namespaces);
+            return new SkeinOperator(operator, admins);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            operator.stop();
+        } finally {
+            admins.close();
+        }
+    }
+
+    /**
+     * {@code java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]...}: without
+     * {@code --kubeconfig}, the in-cluster service account, {@code KUBECONFIG} or ~/.kube/config.
+     */
+    public static void main(String[] args) throws Exception {
+        Path kubeconfig = null;
+        Set<String> namespaces = new LinkedHashSet<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
+                case "--namespace" -> namespaces.add(value(args, ++i, "--namespace"));
+                case "-h", "--help" -> {
+                    System.out.println("usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]...");
+                    return;
+                }
+                default -> throw usage("unknown argument " + args[i]);
+            }
+        }
+        KubernetesClient client = kubeconfig == null ? new KubernetesClientBuilder().build()
+                : new KubernetesClientBuilder().withConfig(fromKubeconfig(kubeconfig)).build();
+        SkeinOperator operator = SkeinOperator.builder(client).namespaces(namespaces).start();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("Skein operator stopping");
+            operator.close();
+            client.close();
+            stopped.countDown();
+        }, "skein-operator-shutdown"));
+        stopped.await();
+    }
+
+    private static Config fromKubeconfig(Path file) throws IOException {
+        if (!Files.isReadable(file)) {
+            throw usage("--kubeconfig " + file + ": no such readable file");
+        }
+        return Config.fromKubeconfig(Files.readString(file));
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length) {
+            throw usage(option + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static IllegalArgumentException usage(String message) {
+        return new IllegalArgumentException(message
+                + " (usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]...)");
+    }
+}
