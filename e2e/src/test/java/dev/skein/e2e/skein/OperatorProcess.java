@@ -1,0 +1,77 @@
+package dev.skein.e2e.skein;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code operator/target/skein-operator.jar} run as a process against the test's control plane,
+ * as it is deployed (its own JVM, a kubeconfig), watching one namespace. Its output goes to
+ * {@code e2e/target/e2e-operator/<name>.log}, kept after the run.
+ */
+public final class OperatorProcess implements AutoCloseable {
+    private final Process process;
+    private final Path log;
+    private final Thread killOnExit;
+
+    private OperatorProcess(Process process, Path log) {
+        this.process = process;
+        this.log = log;
+        this.killOnExit = new Thread(process::destroyForcibly, "skein-e2e-operator-cleanup");
+        Runtime.getRuntime().addShutdownHook(killOnExit);
+    }
+
+    public static OperatorProcess start(Path kubeconfig, String namespace) throws IOException {
+        Path dir = Files.createDirectories(SkeinJars.root().resolve("e2e/target/e2e-operator"));
+        Path log = dir.resolve(namespace + ".log");
+        Process process = new ProcessBuilder(List.of(SkeinJars.java(), "-Xmx256m", "-jar", SkeinJars.operator().toString(),
+                "--kubeconfig", kubeconfig.toString(), "--namespace", namespace))
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        return new OperatorProcess(process, log);
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** Resident memory of the operator process in KiB (from /proc), or -1 if unknown. */
+    public long residentKib() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", ""));
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    public String logTail(int lines) {
+        try {
+            List<String> all = Files.readAllLines(log);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "(cannot read " + log + ": " + e.getMessage() + ")";
+        }
+    }
+
+    /** SIGTERM (the operator's shutdown hook stops the reconcilers), then SIGKILL after 30 s. */
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(killOnExit);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs anyway
+        }
+    }
+}
