@@ -109,18 +109,23 @@ public final class SkeinOperator implements AutoCloseable {
     }
 
     /**
-     * {@code java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]...}: without
+     * {@code java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... [--resync-seconds N]}: without
      * {@code --kubeconfig}, the in-cluster service account, {@code KUBECONFIG} or ~/.kube/config.
+     * {@code --namespace} (repeatable) limits the watched namespaces; {@code --resync-seconds} is how
+     * often each resource is checked against the cluster without an event (default 120).
      */
     public static void main(String[] args) throws Exception {
         Path kubeconfig = null;
         Set<String> namespaces = new LinkedHashSet<>();
+        Duration resync = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--namespace" -> namespaces.add(value(args, ++i, "--namespace"));
+                case "--resync-seconds" -> resync = Duration.ofSeconds(positive(value(args, ++i, "--resync-seconds"),
+                        "--resync-seconds"));
                 case "-h", "--help" -> {
-                    System.out.println("usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]...");
+                    System.out.println("usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... [--resync-seconds N]");
                     return;
                 }
                 default -> throw usage("unknown argument " + args[i]);
@@ -128,7 +133,11 @@ public final class SkeinOperator implements AutoCloseable {
         }
         KubernetesClient client = kubeconfig == null ? new KubernetesClientBuilder().build()
                 : new KubernetesClientBuilder().withConfig(fromKubeconfig(kubeconfig)).build();
-        SkeinOperator operator = SkeinOperator.builder(client).namespaces(namespaces).start();
+        Builder builder = SkeinOperator.builder(client).namespaces(namespaces);
+        if (resync != null) {
+            builder.resync(resync);
+        }
+        SkeinOperator operator = builder.start();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("Skein operator stopping");
@@ -146,6 +155,18 @@ public final class SkeinOperator implements AutoCloseable {
         return Config.fromKubeconfig(Files.readString(file));
     }
 
+    private static long positive(String text, String option) {
+        try {
+            long n = Long.parseLong(text);
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw usage(option + " " + text + ": a positive whole number of seconds is needed");
+    }
+
     private static String value(String[] args, int i, String option) {
         if (i >= args.length) {
             throw usage(option + " needs a value");
@@ -155,6 +176,6 @@ public final class SkeinOperator implements AutoCloseable {
 
     private static IllegalArgumentException usage(String message) {
         return new IllegalArgumentException(message
-                + " (usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]...)");
+                + " (usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... [--resync-seconds N])");
     }
 }

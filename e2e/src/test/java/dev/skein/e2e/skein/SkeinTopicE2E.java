@@ -58,6 +58,8 @@ class SkeinTopicE2E {
     private static final String NAMESPACE = "skein-topic-e2e";
     private static final String CLUSTER = "alpha";
     private static final Duration CONVERGE = Duration.ofSeconds(60);
+    /** The operator re-reads every topic this often, so a no-op reconcile happens within a test's patience. */
+    private static final int RESYNC_SECONDS = 4;
     private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
     private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
 
@@ -95,7 +97,7 @@ class SkeinTopicE2E {
         cluster.setAdditionalProperty("status", Map.of("bootstrapServers", brokers.bootstrapServers()));
         clusters(client).resource(cluster).updateStatus();
 
-        operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE);
+        operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE, RESYNC_SECONDS);
         // The operator is up once it has reconciled a first resource.
         topics(client).resource(topic("probe", spec("nowhere", 1, 1))).create();
         await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
@@ -304,6 +306,38 @@ class SkeinTopicE2E {
         Map<String, Object> status = status(client, "orders");
         assertThat(status).containsEntry("topicId", topic.topicId().toString()).containsEntry("partitions", 6)
                 .containsEntry("replicationFactor", 3).containsEntry("observedGeneration", 1);
+
+        // no churn: the periodic reconciles that find nothing new write nothing (same resourceVersion)
+        String version = topics(client).withName("orders").get().getMetadata().getResourceVersion();
+        await("no-op reconciles leave the SkeinTopic unchanged").during(Duration.ofSeconds(3L * RESYNC_SECONDS)).atMost(Duration.ofSeconds(5L * RESYNC_SECONDS))
+                .until(() -> topics(client).withName("orders").get().getMetadata().getResourceVersion().equals(version));
+    }
+
+    @Test
+    void secondResourceForTheSameTopicGetsResourceConflict(KubernetesClient client) throws Exception {
+        topics(client).resource(topic("payments", spec(CLUSTER, 2, 1))).create();
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(ready(client, "payments")).containsEntry("status", "True"));
+        Map<String, Object> sameTopic = spec(CLUSTER, 9, 1);
+        sameTopic.put("topicName", "payments");
+
+        topics(client).resource(topic("payments-copy", sameTopic)).create();
+
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(ready(client, "payments-copy"))
+                .containsEntry("status", "False").containsEntry("reason", "ResourceConflict")
+                .hasEntrySatisfying("message", m -> assertThat((String) m).contains("SkeinTopic payments")));
+        assertThat(describe("payments").orElseThrow().partitions()).hasSize(2);
+        assertThat(ready(client, "payments")).containsEntry("status", "True");
+    }
+
+    @Test
+    void replicationFactorAboveTheBrokerCountIsReportedAndNothingCreated(KubernetesClient client) throws Exception {
+        topics(client).resource(topic("too-wide", spec(CLUSTER, 1, 4))).create();
+
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(ready(client, "too-wide"))
+                .containsEntry("status", "False").containsEntry("reason", "InvalidSpec")
+                .hasEntrySatisfying("message", m -> assertThat((String) m)
+                        .contains("spec.replicationFactor 4 exceeds the cluster's 3 broker(s)")));
+        assertThat(describe("too-wide")).isEmpty();
     }
 
     @Test

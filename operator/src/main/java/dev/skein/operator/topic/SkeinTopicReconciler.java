@@ -99,9 +99,7 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
                 }
             }
             case TopicPlan.Update update -> {
-                LOG.info("SkeinTopic {}/{}: updating topic {}: partitions to {}, reassignment {}, configs {}", ns, name,
-                        topicName, update.newPartitionCount() == 0 ? "unchanged" : update.newPartitionCount(),
-                        update.reassignment(), update.configChanges());
+                LOG.info("SkeinTopic {}/{}: updating topic {}: {}", ns, name, topicName, describe(update));
                 if (update.newPartitionCount() > 0) {
                     admin.increasePartitions(topicName, update.newPartitionCount());
                 }
@@ -119,10 +117,22 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
             return report(resource, status, now, TopicReason.ReassignmentInProgress, "replication factor "
                     + now.replicationFactor() + " is being changed to " + desired.replicationFactor());
         }
-        TopicReason reason = plan instanceof TopicPlan.Update u && u.isEmpty() && managed
-                ? TopicReason.InSync : TopicReason.Applied;
-        return report(resource, status, now, reason, "topic " + topicName + " has " + now.partitions()
+        return report(resource, status, now, TopicReason.InSync, "topic " + topicName + " has " + now.partitions()
                 + " partitions, replication factor " + now.replicationFactor() + " and the spec's configs");
+    }
+
+    /** The changes of an update, for the log line. */
+    static String describe(TopicPlan.Update update) {
+        List<String> parts = new java.util.ArrayList<>();
+        if (update.newPartitionCount() > 0) {
+            parts.add("partitions to " + update.newPartitionCount());
+        }
+        if (!update.reassignment().isEmpty()) {
+            parts.add("replicas to " + update.reassignment());
+        }
+        update.configChanges().forEach(c -> parts.add(c.op() == ConfigChange.Op.SET
+                ? "set " + c.key() + "=" + c.value() : "remove " + c.key()));
+        return String.join(", ", parts);
     }
 
     /** The oldest other SkeinTopic of the same cluster and topic name created before this one (name breaks a tie). */
@@ -145,7 +155,7 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
         SkeinTopicStatus status = new SkeinTopicStatus();
         status.setObservedGeneration(generation);
         status.setTopicName(resource.topicName());
-        boolean ready = reason == TopicReason.InSync || reason == TopicReason.Applied;
+        boolean ready = reason == TopicReason.InSync;
         // a refused or unresolvable spec keeps the id of the topic the resource already manages
         status.setTopicId(topic != null && ready ? topic.topicId() : old.getTopicId());
         if (topic != null) {
@@ -153,8 +163,7 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
             status.setReplicationFactor(topic.replicationFactor());
             status.setUnderReplicatedPartitions(topic.underReplicatedPartitions());
         }
-        String conditionReason = reason == TopicReason.Applied ? TopicReason.InSync.name() : reason.name();
-        status.setConditions(Conditions.set(old.getConditions(), Conditions.READY, ready, conditionReason, message,
+        status.setConditions(Conditions.set(old.getConditions(), Conditions.READY, ready, reason.name(), message,
                 generation, clock.instant()));
         resource.setStatus(status);
         return UpdateControl.patchStatus(resource).rescheduleAfter(

@@ -2,10 +2,8 @@ package dev.skein.operator.topic;
 
 /** The {@code reason} of a SkeinTopic's Ready condition. */
 public enum TopicReason {
-    /** The topic matches the spec. */
+    /** The topic matches the spec (created, changed or adopted by this reconcile, or already so). */
     InSync,
-    /** The operator created, changed or adopted the topic in this reconcile. */
-    Applied,
     /** A replica reassignment (replication factor change) is running. */
     ReassignmentInProgress,
     /** The spec asks for something Kafka cannot do (partition decrease). Nothing was applied. */
