@@ -30,13 +30,13 @@ import java.util.Map;
 public class SkeinClusterSpec {
     @Required
     @Min(1)
-    @Max(1000)
+    @Max(200)
     @JsonPropertyDescription("Number of brokers (node ids 0..brokers-1, the StatefulSet ordinals). Scaling down "
             + "first moves partitions off the departing brokers.")
     private Integer brokers;
 
     @Size(min = 1)
-    @JsonPropertyDescription("Broker container image; defaults to the operator's own version of skein/broker.")
+    @JsonPropertyDescription("Broker container image; defaults to skein/broker.")
     private String image;
 
     @JsonPropertyDescription("Each broker's persistent volume.")
