@@ -1,5 +1,6 @@
 package dev.skein.operator;
 
+import dev.skein.operator.cluster.SkeinClusterReconciler;
 import dev.skein.operator.kafka.BootstrapResolver;
 import dev.skein.operator.kafka.KafkaAdmins;
 import dev.skein.operator.kafka.SkeinClusterBootstrapResolver;
@@ -8,6 +9,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,6 +20,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -27,6 +30,10 @@ import java.util.concurrent.CountDownLatch;
  */
 public final class SkeinOperator implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SkeinOperator.class);
+    private static final String USAGE = "usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... "
+            + "[--reconcilers skeincluster,skeintopic] [--resync-seconds N]";
+    /** Names of the reconcilers, as {@code --reconcilers} takes them. */
+    public static final Set<String> ALL_RECONCILERS = Set.of(SkeinClusterReconciler.NAME, SkeinTopicReconciler.NAME);
 
     private final Operator operator;
     private final KafkaAdmins admins;
@@ -48,6 +55,7 @@ public final class SkeinOperator implements AutoCloseable {
         private Duration adminTimeout = Duration.ofSeconds(30);
         private Duration resync = Duration.ofMinutes(2);
         private Clock clock = Clock.systemUTC();
+        private Set<String> reconcilers = ALL_RECONCILERS;
 
         private Builder(KubernetesClient client) {
             this.client = client;
@@ -76,6 +84,15 @@ public final class SkeinOperator implements AutoCloseable {
             return this;
         }
 
+        /** Which reconcilers run: a subset of {@link #ALL_RECONCILERS} (default all). */
+        public Builder reconcilers(Set<String> reconcilers) {
+            if (reconcilers.isEmpty() || !ALL_RECONCILERS.containsAll(reconcilers)) {
+                throw new IllegalArgumentException("reconcilers " + reconcilers + ": choose from " + ALL_RECONCILERS);
+            }
+            this.reconcilers = Set.copyOf(reconcilers);
+            return this;
+        }
+
         public Builder clock(Clock clock) {
             this.clock = clock;
             return this;
@@ -84,18 +101,31 @@ public final class SkeinOperator implements AutoCloseable {
         /** Registers the reconcilers and starts their informers; returns once the caches are synced. */
         public SkeinOperator start() {
             KafkaAdmins admins = new KafkaAdmins(adminTimeout);
-            Operator operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false));
-            operator.register(new SkeinTopicReconciler(resolver, admins, clock, resync), c -> {
-                if (namespaces.isEmpty()) {
-                    c.watchingAllNamespaces();
-                } else {
-                    c.settingNamespaces(namespaces);
-                }
-            });
+            // Every dependent is matched server-side-apply style. JOSDK's other matcher (its default for
+            // ConfigMaps and Secrets) is built on Jackson 2, which fabric8 8 (Jackson 3) does not bring.
+            Operator operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
+                    .withDefaultNonSSAResource(Set.of()));
+            if (reconcilers.contains(SkeinClusterReconciler.NAME)) {
+                operator.register(new SkeinClusterReconciler(clock), c -> {
+                    watch(c, namespaces);
+                    c.withReconciliationMaxInterval(resync);
+                });
+            }
+            if (reconcilers.contains(SkeinTopicReconciler.NAME)) {
+                operator.register(new SkeinTopicReconciler(resolver, admins, clock, resync), c -> watch(c, namespaces));
+            }
             operator.start();
-            LOG.info("Skein operator started against {} watching {}", client.getMasterUrl(),
-                    namespaces.isEmpty() ? "all namespaces" : namespaces);
+            LOG.info("Skein operator started against {} with reconcilers {}, watching {}", client.getMasterUrl(),
+                    new TreeSet<>(reconcilers), namespaces.isEmpty() ? "all namespaces" : namespaces);
             return new SkeinOperator(operator, admins);
+        }
+    }
+
+    private static void watch(ControllerConfigurationOverrider<?> c, Set<String> namespaces) {
+        if (namespaces.isEmpty()) {
+            c.watchingAllNamespaces();
+        } else {
+            c.settingNamespaces(namespaces);
         }
     }
 
@@ -109,23 +139,26 @@ public final class SkeinOperator implements AutoCloseable {
     }
 
     /**
-     * {@code java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... [--resync-seconds N]}: without
+     * {@code java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... [--reconcilers skeincluster,skeintopic] [--resync-seconds N]}: without
      * {@code --kubeconfig}, the in-cluster service account, {@code KUBECONFIG} or ~/.kube/config.
      * {@code --namespace} (repeatable) limits the watched namespaces; {@code --resync-seconds} is how
-     * often each resource is checked against the cluster without an event (default 120).
+     * often each resource is checked against the cluster without an event (default 120);
+     * {@code --reconcilers} runs only some reconcilers (default all).
      */
     public static void main(String[] args) throws Exception {
         Path kubeconfig = null;
         Set<String> namespaces = new LinkedHashSet<>();
         Duration resync = null;
+        Set<String> reconcilers = ALL_RECONCILERS;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--namespace" -> namespaces.add(value(args, ++i, "--namespace"));
+                case "--reconcilers" -> reconcilers = Set.of(value(args, ++i, "--reconcilers").split(","));
                 case "--resync-seconds" -> resync = Duration.ofSeconds(positive(value(args, ++i, "--resync-seconds"),
                         "--resync-seconds"));
                 case "-h", "--help" -> {
-                    System.out.println("usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... [--resync-seconds N]");
+                    System.out.println(USAGE);
                     return;
                 }
                 default -> throw usage("unknown argument " + args[i]);
@@ -133,7 +166,7 @@ public final class SkeinOperator implements AutoCloseable {
         }
         KubernetesClient client = kubeconfig == null ? new KubernetesClientBuilder().build()
                 : new KubernetesClientBuilder().withConfig(fromKubeconfig(kubeconfig)).build();
-        Builder builder = SkeinOperator.builder(client).namespaces(namespaces);
+        Builder builder = SkeinOperator.builder(client).namespaces(namespaces).reconcilers(reconcilers);
         if (resync != null) {
             builder.resync(resync);
         }
@@ -175,7 +208,6 @@ public final class SkeinOperator implements AutoCloseable {
     }
 
     private static IllegalArgumentException usage(String message) {
-        return new IllegalArgumentException(message
-                + " (usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... [--resync-seconds N])");
+        return new IllegalArgumentException(message + " (" + USAGE + ")");
     }
 }

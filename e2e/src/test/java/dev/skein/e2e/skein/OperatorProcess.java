@@ -23,13 +23,17 @@ public final class OperatorProcess implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(killOnExit);
     }
 
-    /** @param resyncSeconds how often the operator re-reads each resource's topic without an event */
-    public static OperatorProcess start(Path kubeconfig, String namespace, int resyncSeconds) throws IOException {
+    /**
+     * @param reconcilers   which reconcilers run (skeincluster, skeintopic, comma separated)
+     * @param resyncSeconds how often the operator reconciles each resource without an event
+     */
+    public static OperatorProcess start(Path kubeconfig, String namespace, String reconcilers, int resyncSeconds)
+            throws IOException {
         Path dir = Files.createDirectories(SkeinJars.root().resolve("e2e/target/e2e-operator"));
         Path log = dir.resolve(namespace + ".log");
         Process process = new ProcessBuilder(List.of(SkeinJars.java(), "-Xmx256m", "-jar", SkeinJars.operator().toString(),
                 "--kubeconfig", kubeconfig.toString(), "--namespace", namespace,
-                "--resync-seconds", Integer.toString(resyncSeconds)))
+                "--reconcilers", reconcilers, "--resync-seconds", Integer.toString(resyncSeconds)))
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();

@@ -6,7 +6,6 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
@@ -28,11 +27,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
 
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +36,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -63,7 +57,6 @@ class SkeinTopicE2E {
     private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
     private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
 
-    private static final List<CustomResourceDefinition> crds = new ArrayList<>();
     private static BrokerCluster brokers;
     private static OperatorProcess operator;
     private static Admin admin;
@@ -85,44 +78,26 @@ class SkeinTopicE2E {
 
     @BeforeAll
     static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {
-        installCrds(client);
+        SkeinCrds.install(client);
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
                 .serverSideApply();
         brokers = BrokerCluster.start(3);
         admin = brokers.admin();
-        // The SkeinCluster reconciler is not there yet: the test plays it and publishes the brokers'
-        // address in the status, where the operator's bootstrap resolver reads it.
+        // The brokers run outside Kubernetes, so the SkeinCluster reconciler stays off (--reconcilers):
+        // the test plays it and publishes the brokers' address in the status, where the operator's
+        // bootstrap resolver reads it.
         clusters(client).resource(resource("SkeinCluster", CLUSTER, Map.of("brokers", 3))).create();
         GenericKubernetesResource cluster = clusters(client).withName(CLUSTER).get();
         cluster.setAdditionalProperty("status", Map.of("bootstrapServers", brokers.bootstrapServers()));
         clusters(client).resource(cluster).updateStatus();
 
-        operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE, RESYNC_SECONDS);
+        operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE, "skeintopic", RESYNC_SECONDS);
         // The operator is up once it has reconciled a first resource.
         topics(client).resource(topic("probe", spec("nowhere", 1, 1))).create();
         await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
             assertThat(operator.isAlive()).as("operator process alive").isTrue();
             assertThat(ready(client, "probe")).containsEntry("status", "False").containsEntry("reason", "ClusterNotFound");
         });
-    }
-
-    private static void installCrds(KubernetesClient client) throws Exception {
-        Path dir = SkeinJars.root().resolve("crds");
-        try (Stream<Path> files = Files.list(dir)) {
-            for (Path file : files.filter(f -> f.toString().endsWith(".yml")).sorted().toList()) {
-                try (InputStream in = Files.newInputStream(file)) {
-                    CustomResourceDefinition crd = client.apiextensions().v1().customResourceDefinitions().load(in).item();
-                    client.apiextensions().v1().customResourceDefinitions().resource(crd).serverSideApply();
-                    crds.add(crd);
-                }
-            }
-        }
-        assertThat(crds).hasSize(3);
-        for (CustomResourceDefinition crd : crds) {
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(client.apiextensions().v1()
-                    .customResourceDefinitions().withName(crd.getMetadata().getName()).get().getStatus().getConditions())
-                    .anySatisfy(c -> assertThat(c.getType() + "=" + c.getStatus()).isEqualTo("Established=True")));
-        }
     }
 
     @AfterAll
@@ -151,8 +126,6 @@ class SkeinTopicE2E {
                 });
             }
             client.namespaces().withName(NAMESPACE).delete();
-            crds.forEach(crd -> client.apiextensions().v1().customResourceDefinitions()
-                    .withName(crd.getMetadata().getName()).delete());
         }
     }
 
@@ -309,7 +282,8 @@ class SkeinTopicE2E {
 
         // no churn: the periodic reconciles that find nothing new write nothing (same resourceVersion)
         String version = topics(client).withName("orders").get().getMetadata().getResourceVersion();
-        await("no-op reconciles leave the SkeinTopic unchanged").during(Duration.ofSeconds(3L * RESYNC_SECONDS)).atMost(Duration.ofSeconds(5L * RESYNC_SECONDS))
+        await("no-op reconciles leave the SkeinTopic unchanged")
+                .during(Duration.ofSeconds(3L * RESYNC_SECONDS)).atMost(Duration.ofSeconds(5L * RESYNC_SECONDS))
                 .until(() -> topics(client).withName("orders").get().getMetadata().getResourceVersion().equals(version));
     }
 
