@@ -1,8 +1,10 @@
 package dev.skein.e2e.skein;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -29,11 +31,30 @@ public final class OperatorProcess implements AutoCloseable {
      */
     public static OperatorProcess start(Path kubeconfig, String namespace, String reconcilers, int resyncSeconds)
             throws IOException {
+        return start(kubeconfig, namespace, reconcilers, resyncSeconds, false);
+    }
+
+    /**
+     * @param clusterDns whether the operator resolves cluster DNS names ({@code *.svc}) as pods of the
+     *                   process kubelet do: its JVM gets this module's test classes, with their
+     *                   {@code ClusterDnsResolverProvider}, and the kubelet's directory
+     */
+    public static OperatorProcess start(Path kubeconfig, String namespace, String reconcilers, int resyncSeconds,
+                                        boolean clusterDns) throws IOException {
         Path dir = Files.createDirectories(SkeinJars.root().resolve("e2e/target/e2e-operator"));
         Path log = dir.resolve(namespace + ".log");
-        Process process = new ProcessBuilder(List.of(SkeinJars.java(), "-Xmx256m", "-jar", SkeinJars.operator().toString(),
-                "--kubeconfig", kubeconfig.toString(), "--namespace", namespace,
-                "--reconcilers", reconcilers, "--resync-seconds", Integer.toString(resyncSeconds)))
+        List<String> command = new ArrayList<>(List.of(SkeinJars.java(), "-Xmx256m"));
+        if (clusterDns) {
+            command.add("-Dskein.e2e.kubeletDir=" + Path.of(System.getProperty("skein.e2e.kubeletDir",
+                    "target/e2e-kubelet")).toAbsolutePath());
+            command.addAll(List.of("-cp", SkeinJars.operator() + File.pathSeparator
+                    + SkeinJars.root().resolve("e2e/target/test-classes"), "dev.skein.operator.SkeinOperator"));
+        } else {
+            command.addAll(List.of("-jar", SkeinJars.operator().toString()));
+        }
+        command.addAll(List.of("--kubeconfig", kubeconfig.toString(), "--namespace", namespace,
+                "--reconcilers", reconcilers, "--resync-seconds", Integer.toString(resyncSeconds)));
+        Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
