@@ -106,7 +106,7 @@ public final class SkeinOperator implements AutoCloseable {
             Operator operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
                     .withDefaultNonSSAResource(Set.of()));
             if (reconcilers.contains(SkeinClusterReconciler.NAME)) {
-                operator.register(new SkeinClusterReconciler(clock), c -> {
+                operator.register(new SkeinClusterReconciler(admins, clock), c -> {
                     watch(c, namespaces);
                     c.withReconciliationMaxInterval(resync);
                 });

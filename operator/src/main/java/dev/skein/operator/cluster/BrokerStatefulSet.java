@@ -28,9 +28,10 @@ import java.util.Map;
  * them one at a time through {@link RollingUpdateGate}. A broker's node id is its pod ordinal, read
  * from the {@code apps.kubernetes.io/pod-index} label.
  *
- * <p>The pod template carries no config hash: each pod is annotated with the hash of its own
- * config file when the operator restarts it, so changing one broker's file does not mark the
- * others outdated.
+ * <p>The pod template carries the hash of the configuration all brokers share
+ * ({@link BrokerConfigMap#sharedConfigHash}): a config change makes a new StatefulSet revision, and
+ * every pod whose {@code controller-revision-hash} is not the update revision is outdated until the
+ * operator restarts it. Adding a broker changes no existing broker's config and restarts nobody.
  */
 public final class BrokerStatefulSet {
     static final String DATA_VOLUME = "data";
@@ -73,7 +74,9 @@ public final class BrokerStatefulSet {
                 .withWhenScaled("Retain")
                 .endPersistentVolumeClaimRetentionPolicy()
                 .withNewTemplate()
-                .withNewMetadata().withLabels(names.labels()).endMetadata()
+                .withNewMetadata().withLabels(names.labels())
+                .withAnnotations(Map.of(ClusterNames.CONFIG_HASH_ANNOTATION, BrokerConfigMap.sharedConfigHash(cluster)))
+                .endMetadata()
                 .withNewSpec()
                 .withServiceAccountName(names.serviceAccount())
                 .withTerminationGracePeriodSeconds((long) TERMINATION_GRACE_SECONDS)

@@ -20,7 +20,7 @@ public final class ClusterNames {
     public static final int HTTP_PORT = 8080;
     public static final String DATA_DIR = "/var/lib/skein";
     public static final String CONFIG_DIR = "/etc/skein";
-    /** Pod annotation: hash of the broker config the pod was created with; a differing hash means "roll me". */
+    /** Pod template annotation: hash of the broker config all brokers share (a change rolls them). */
     public static final String CONFIG_HASH_ANNOTATION = "skein.dev/config-hash";
     public static final String CLUSTER_LABEL = "skein.dev/cluster";
 

@@ -7,5 +7,7 @@ public enum RollReason {
     /** A ready broker is not yet back in the ISR of every partition it hosts. */
     BrokerCatchingUp,
     /** Restarting any remaining broker would leave a partition below min.insync.replicas. */
-    MinInSyncReplicasAtRisk
+    MinInSyncReplicasAtRisk,
+    /** The operator cannot read partitions and ISRs from the cluster, so it restarts nobody. */
+    ClusterUnreachable
 }

@@ -10,10 +10,21 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.Workflow;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
+import dev.skein.operator.kafka.ClusterAdmin;
+import dev.skein.operator.kafka.KafkaAdmins;
+import dev.skein.operator.kafka.KafkaCallException;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Keeps a SkeinCluster's objects (ConfigMap, Services, ServiceAccount, StatefulSet, PDB) as its
@@ -21,8 +32,11 @@ import java.time.Clock;
  * address in the status. Objects are owned by the SkeinCluster, so deleting it deletes them
  * (claims follow {@code storage.deleteClaim}).
  *
- * <p>Not yet here (issue 5): the gated rolling restart ({@link RollingUpdateGate} decides it), scale
- * down with reassignment, per-broker state and partition counts from the Admin client, node loss.
+ * <p>A change of the brokers' pod template (config, image, resources...) is rolled out one broker
+ * at a time as {@link RollingUpdateGate} allows, reported in the Progressing condition.
+ *
+ * <p>Not yet here (issue 5): scale down with reassignment, per-broker state and partition counts in
+ * the status, node loss and broker replacement.
  */
 @ControllerConfiguration(name = SkeinClusterReconciler.NAME)
 @Workflow(dependents = {
@@ -38,9 +52,15 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
     public static final String NAME = "skeincluster";
     private static final Logger LOG = LoggerFactory.getLogger(SkeinClusterReconciler.class);
 
+    static final String REVISION_LABEL = "controller-revision-hash";
+    static final String POD_INDEX_LABEL = "apps.kubernetes.io/pod-index";
+    private static final Duration ROLL_POLL = Duration.ofSeconds(5);
+
+    private final KafkaAdmins admins;
     private final Clock clock;
 
-    public SkeinClusterReconciler(Clock clock) {
+    public SkeinClusterReconciler(KafkaAdmins admins, Clock clock) {
+        this.admins = admins;
         this.clock = clock;
     }
 
@@ -48,11 +68,11 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
     public UpdateControl<SkeinCluster> reconcile(SkeinCluster cluster, Context<SkeinCluster> context) {
         ClusterNames names = new ClusterNames(cluster);
         int brokers = cluster.getSpec().getBrokers();
-        int ready = context.getSecondaryResources(StatefulSet.class).stream()
-                .filter(s -> s.getMetadata().getName().equals(names.statefulSet()))
-                .map(s -> s.getStatus() == null || s.getStatus().getReadyReplicas() == null ? 0
-                        : s.getStatus().getReadyReplicas())
-                .findFirst().orElse(0);
+        Optional<StatefulSet> sts = context.getSecondaryResources(StatefulSet.class).stream()
+                .filter(s -> s.getMetadata().getName().equals(names.statefulSet())).findFirst();
+        int ready = sts.map(s -> s.getStatus() == null || s.getStatus().getReadyReplicas() == null ? 0
+                : s.getStatus().getReadyReplicas()).orElse(0);
+        Optional<RollDecision> roll = sts.flatMap(s -> rollingUpdate(cluster, names, s, context.getClient()));
         SkeinClusterStatus old = cluster.getStatus() == null ? new SkeinClusterStatus() : cluster.getStatus();
         SkeinClusterStatus status = new SkeinClusterStatus();
         long generation = cluster.getMetadata().getGeneration();
@@ -67,7 +87,91 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
         if (!status.getConditions().equals(old.getConditions()) || !Integer.valueOf(ready).equals(old.getReadyBrokers())) {
             LOG.info("SkeinCluster {}/{}: {}", names.namespace(), names.cluster(), message);
         }
+        boolean rolling = false;
+        if (roll.isPresent()) {
+            RollDecision d = roll.get();
+            rolling = !(d instanceof RollDecision.Done);
+            String[] reasonAndMessage = switch (d) {
+                case RollDecision.Restart r -> new String[]{"RollingUpdate", "restarting broker " + r.brokerId()
+                        + " with the new configuration: " + r.why()};
+                case RollDecision.Wait w -> new String[]{w.reason().name(), "rolling update waits: " + w.message()};
+                case RollDecision.Done done -> new String[]{"UpToDate", "every broker runs the current configuration"};
+            };
+            status.setConditions(Conditions.set(status.getConditions(), Conditions.PROGRESSING, rolling,
+                    reasonAndMessage[0], reasonAndMessage[1], generation, clock.instant()));
+        } else {
+            Conditions.find(old.getConditions(), Conditions.PROGRESSING).ifPresent(c -> status.getConditions().add(c));
+        }
         cluster.setStatus(status);
-        return UpdateControl.patchStatus(cluster);
+        UpdateControl<SkeinCluster> control = UpdateControl.patchStatus(cluster);
+        return rolling ? control.rescheduleAfter(ROLL_POLL) : control;
+    }
+
+    /**
+     * The rolling-update step: pods whose StatefulSet revision is not the update revision run an
+     * outdated spec; {@link RollingUpdateGate} picks the one to restart (by deleting its pod, which
+     * the StatefulSet recreates from the new template) or says why none may go now. Empty while the
+     * StatefulSet controller has not yet seen the current spec.
+     */
+    private Optional<RollDecision> rollingUpdate(SkeinCluster cluster, ClusterNames names, StatefulSet sts,
+                                                 KubernetesClient client) {
+        if (sts.getStatus() == null || sts.getStatus().getUpdateRevision() == null
+                || !Objects.equals(sts.getStatus().getObservedGeneration(), sts.getMetadata().getGeneration())) {
+            return Optional.empty();
+        }
+        String revision = sts.getStatus().getUpdateRevision();
+        List<Pod> pods = client.pods().inNamespace(names.namespace()).withLabels(names.selector()).list().getItems();
+        Set<Integer> brokers = new TreeSet<>();
+        for (int i = 0; i < cluster.getSpec().getBrokers(); i++) {
+            brokers.add(i);
+        }
+        Set<Integer> ready = new TreeSet<>();
+        Set<Integer> outdated = new TreeSet<>();
+        for (Pod pod : pods) {
+            String index = pod.getMetadata().getLabels().get(POD_INDEX_LABEL);
+            if (index == null) {
+                continue;
+            }
+            int node = Integer.parseInt(index);
+            // a terminating pod is a restart under way, not one still to do (and not ready either)
+            if (!revision.equals(pod.getMetadata().getLabels().get(REVISION_LABEL))
+                    && pod.getMetadata().getDeletionTimestamp() == null) {
+                outdated.add(node);
+            }
+            if (isReady(pod)) {
+                ready.add(node);
+            }
+        }
+        if (outdated.isEmpty()) {
+            boolean restarting = pods.stream().anyMatch(p -> p.getMetadata().getDeletionTimestamp() != null)
+                    || pods.size() < cluster.getSpec().getBrokers();
+            return Optional.of(restarting && sts.getStatus().getCurrentRevision() != null
+                    && !revision.equals(sts.getStatus().getCurrentRevision())
+                    ? new RollDecision.Wait(RollReason.BrokerNotReady, "the last restarted broker is coming back")
+                    : new RollDecision.Done());
+        }
+        RollDecision decision;
+        try {
+            ClusterAdmin admin = new ClusterAdmin(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis());
+            decision = RollingUpdateGate.next(brokers, ready, outdated, admin.partitions(), admin.activeController());
+        } catch (KafkaCallException e) {
+            decision = new RollDecision.Wait(RollReason.ClusterUnreachable, e.getMessage());
+        }
+        if (decision instanceof RollDecision.Restart restart) {
+            LOG.info("SkeinCluster {}/{}: rolling update: restarting broker {} ({}); outdated brokers {}",
+                    names.namespace(), names.cluster(), restart.brokerId(), restart.why(), outdated);
+            client.pods().inNamespace(names.namespace()).withName(names.pod(restart.brokerId())).delete();
+        } else if (decision instanceof RollDecision.Wait wait) {
+            LOG.info("SkeinCluster {}/{}: rolling update waits ({}): {}", names.namespace(), names.cluster(),
+                    wait.reason(), wait.message());
+        }
+        return Optional.of(decision);
+    }
+
+    /** Ready and not being deleted: a terminating broker is as good as gone for the gate. */
+    static boolean isReady(Pod pod) {
+        return pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
+                && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
+                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 }

@@ -21,8 +21,13 @@ public final class KafkaAdmins implements AutoCloseable {
         this.timeout = timeout;
     }
 
+    /** The Admin of this bootstrap; a bootstrap that cannot be used (no resolvable address) is a {@link KafkaCallException}. */
     public Admin forBootstrap(String bootstrapServers) {
-        return admins.computeIfAbsent(bootstrapServers, this::create);
+        try {
+            return admins.computeIfAbsent(bootstrapServers, this::create);
+        } catch (org.apache.kafka.common.KafkaException e) {
+            throw new KafkaCallException("connect to " + bootstrapServers, e.getCause() == null ? e : e.getCause());
+        }
     }
 
     private Admin create(String bootstrapServers) {

@@ -17,6 +17,8 @@ import java.util.Optional;
 public final class Conditions {
     /** The resource's desired state is in the cluster. */
     public static final String READY = "Ready";
+    /** A change is being rolled out (SkeinCluster: a rolling restart), or waits, with the reason. */
+    public static final String PROGRESSING = "Progressing";
 
     private Conditions() {
     }

@@ -99,6 +99,19 @@ class BrokerDesiredStateTest {
     }
 
     @Test
+    void podTemplateCarriesTheSharedConfigHashSoOnlyAConfigChangeRollsTheBrokers() {
+        String three = annotation(BrokerStatefulSet.desired(cluster("brokers: 3\n")));
+        String four = annotation(BrokerStatefulSet.desired(cluster("brokers: 4\n")));
+        String changed = annotation(BrokerStatefulSet.desired(cluster("brokers: 3\nconfig: {log.retention.ms: \"1\"}\n")));
+
+        assertThat(three).hasSize(16).isEqualTo(four).isNotEqualTo(changed);
+    }
+
+    private static String annotation(StatefulSet sts) {
+        return sts.getSpec().getTemplate().getMetadata().getAnnotations().get(ClusterNames.CONFIG_HASH_ANNOTATION);
+    }
+
+    @Test
     void valuesWithSeparatorsAndSpacesSurviveTheRoundTripThroughJavaProperties() throws IOException {
         Map<String, String> tricky = Map.of("a.b", "x=y:z w", "c", " leading space", "d", "#not a comment", "e", "");
 
