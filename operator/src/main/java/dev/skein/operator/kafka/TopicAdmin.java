@@ -71,7 +71,16 @@ public final class TopicAdmin {
             isr.put(p.partition(), p.isr().stream().map(Node::id).toList());
         }
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, name);
-        Config config = get(admin.describeConfigs(Set.of(resource)).all(), "describe configs of " + name).get(resource);
+        Config config;
+        try {
+            config = get(admin.describeConfigs(Set.of(resource)).all(), "describe configs of " + name).get(resource);
+        } catch (KafkaCallException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                // the broker that answered DescribeTopics knows the new topic, the one asked for configs not yet
+                throw new TopicNotVisibleException(name, e);
+            }
+            throw e;
+        }
         Map<String, String> topicConfigs = config == null ? Map.of() : config.entries().stream()
                 .filter(e -> e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG && e.value() != null)
                 .collect(Collectors.toMap(ConfigEntry::name, ConfigEntry::value));

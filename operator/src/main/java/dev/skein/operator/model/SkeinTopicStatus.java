@@ -10,8 +10,8 @@ import java.util.List;
 /** The observed state of a {@link SkeinTopic}, written only by the operator. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class SkeinTopicStatus {
-    @JsonPropertyDescription("Ready: True when the topic matches the spec; False with a reason (NotSupported, "
-            + "ClusterNotFound, InvalidSpec, ExistingTopicMismatch, KafkaError, ...) and a message saying what is wrong.")
+    @JsonPropertyDescription("Ready: True when the topic matches the spec; False with a reason (Creating, "
+            + "NotSupported, ClusterNotFound, InvalidSpec, ExistingTopicMismatch, ResourceConflict, KafkaError, ...) and a message saying what is wrong.")
     private List<Condition> conditions = new ArrayList<>();
 
     @JsonPropertyDescription("The metadata.generation the status was computed from.")

@@ -2,8 +2,8 @@ package dev.skein.operator.topic;
 
 import dev.skein.operator.kafka.BootstrapResolver;
 import dev.skein.operator.kafka.KafkaAdmins;
-import dev.skein.operator.kafka.KafkaCallException;
 import dev.skein.operator.kafka.TopicAdmin;
+import dev.skein.operator.kafka.TopicNotVisibleException;
 import dev.skein.operator.model.Conditions;
 import dev.skein.operator.model.DeletionPolicy;
 import dev.skein.operator.model.SkeinTopic;
@@ -59,6 +59,15 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
 
     @Override
     public UpdateControl<SkeinTopic> reconcile(SkeinTopic resource, Context<SkeinTopic> context) {
+        try {
+            return reconcileTopic(resource, context);
+        } catch (TopicNotVisibleException e) {
+            SkeinTopicStatus status = resource.getStatus() == null ? new SkeinTopicStatus() : resource.getStatus();
+            return report(resource, status, null, TopicReason.Creating, e.getMessage());
+        }
+    }
+
+    private UpdateControl<SkeinTopic> reconcileTopic(SkeinTopic resource, Context<SkeinTopic> context) {
         String ns = resource.getMetadata().getNamespace();
         String name = resource.getMetadata().getName();
         String topicName = resource.topicName();
@@ -111,8 +120,8 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
                 }
             }
         }
-        ActualTopic now = admin.describe(topicName).orElseThrow(() -> new KafkaCallException("read back topic " + topicName,
-                new IllegalStateException("the topic does not exist right after it was created")));
+        // right after a create, the broker asked may not know the topic yet: look again shortly
+        ActualTopic now = admin.describe(topicName).orElseThrow(() -> new TopicNotVisibleException(topicName, null));
         if (now.replicationFactor() != desired.replicationFactor() || admin.reassignmentInProgress(topicName)) {
             return report(resource, status, now, TopicReason.ReassignmentInProgress, "replication factor "
                     + now.replicationFactor() + " is being changed to " + desired.replicationFactor());
@@ -166,8 +175,12 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
         status.setConditions(Conditions.set(old.getConditions(), Conditions.READY, ready, reason.name(), message,
                 generation, clock.instant()));
         resource.setStatus(status);
-        return UpdateControl.patchStatus(resource).rescheduleAfter(
-                reason == TopicReason.ReassignmentInProgress ? Duration.ofSeconds(5) : resync);
+        Duration next = switch (reason) {
+            case Creating -> Duration.ofSeconds(1);
+            case ReassignmentInProgress -> Duration.ofSeconds(5);
+            default -> resync;
+        };
+        return UpdateControl.patchStatus(resource).rescheduleAfter(next);
     }
 
     @Override

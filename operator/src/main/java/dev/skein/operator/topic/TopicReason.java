@@ -4,6 +4,8 @@ package dev.skein.operator.topic;
 public enum TopicReason {
     /** The topic matches the spec (created, changed or adopted by this reconcile, or already so). */
     InSync,
+    /** The topic was just created and not every broker knows it yet. */
+    Creating,
     /** A replica reassignment (replication factor change) is running. */
     ReassignmentInProgress,
     /** The spec asks for something Kafka cannot do (partition decrease). Nothing was applied. */
