@@ -1,6 +1,7 @@
 package dev.skein.operator;
 
 import dev.skein.operator.cluster.SkeinClusterReconciler;
+import dev.skein.operator.group.SkeinConsumerGroupReconciler;
 import dev.skein.operator.kafka.BootstrapResolver;
 import dev.skein.operator.kafka.KafkaAdmins;
 import dev.skein.operator.kafka.SkeinClusterBootstrapResolver;
@@ -31,9 +32,10 @@ import java.util.concurrent.CountDownLatch;
 public final class SkeinOperator implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SkeinOperator.class);
     private static final String USAGE = "usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... "
-            + "[--reconcilers skeincluster,skeintopic] [--resync-seconds N]";
+            + "[--reconcilers skeincluster,skeintopic,skeinconsumergroup] [--resync-seconds N]";
     /** Names of the reconcilers, as {@code --reconcilers} takes them. */
-    public static final Set<String> ALL_RECONCILERS = Set.of(SkeinClusterReconciler.NAME, SkeinTopicReconciler.NAME);
+    public static final Set<String> ALL_RECONCILERS = Set.of(SkeinClusterReconciler.NAME, SkeinTopicReconciler.NAME,
+            SkeinConsumerGroupReconciler.NAME);
 
     private final Operator operator;
     private final KafkaAdmins admins;
@@ -110,6 +112,10 @@ public final class SkeinOperator implements AutoCloseable {
                     watch(c, namespaces);
                     c.withReconciliationMaxInterval(resync);
                 });
+            }
+            if (reconcilers.contains(SkeinConsumerGroupReconciler.NAME)) {
+                operator.register(new SkeinConsumerGroupReconciler(resolver, admins, clock, resync),
+                        c -> watch(c, namespaces));
             }
             if (reconcilers.contains(SkeinTopicReconciler.NAME)) {
                 operator.register(new SkeinTopicReconciler(resolver, admins, clock, resync), c -> watch(c, namespaces));

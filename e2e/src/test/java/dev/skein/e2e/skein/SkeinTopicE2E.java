@@ -12,6 +12,15 @@ import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -32,6 +41,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -42,9 +52,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * SkeinTopic end to end: the generated CRDs installed into the real API server (CEL rules
- * enforced there), the operator jar running as a process against it, and three real Skein brokers
- * (the broker jar, on loopback) whose topics the operator manages. Every check of the topic goes
+ * SkeinTopic and SkeinConsumerGroup end to end: the generated CRDs installed into the real API
+ * server (CEL rules enforced there), the operator jar running as a process against it, and three
+ * real Skein brokers (the broker jar, on loopback) whose topics and groups the operator manages. Every check of the topic goes
  * through the Kafka Admin client, as a user would.
  */
 @ExtendWith(ControlPlaneExtension.class)
@@ -56,6 +66,7 @@ class SkeinTopicE2E {
     private static final int RESYNC_SECONDS = 4;
     private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
     private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
+    private static final ResourceDefinitionContext GROUPS = context("SkeinConsumerGroup", "skeinconsumergroups");
 
     private static BrokerCluster brokers;
     private static OperatorProcess operator;
@@ -91,7 +102,8 @@ class SkeinTopicE2E {
         cluster.setAdditionalProperty("status", Map.of("bootstrapServers", brokers.bootstrapServers()));
         clusters(client).resource(cluster).updateStatus();
 
-        operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE, "skeintopic", RESYNC_SECONDS);
+        operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE, "skeintopic,skeinconsumergroup",
+                RESYNC_SECONDS);
         // The operator is up once it has reconciled a first resource.
         topics(client).resource(topic("probe", spec("nowhere", 1, 1))).create();
         await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
@@ -106,7 +118,9 @@ class SkeinTopicE2E {
             if (operator != null && operator.isAlive()) {
                 // while the operator runs, so its finalizers are honoured
                 topics(client).delete();
-                await().atMost(CONVERGE).until(() -> topics(client).list().getItems().isEmpty());
+                groups(client).delete();
+                await().atMost(CONVERGE).until(() -> topics(client).list().getItems().isEmpty()
+                        && groups(client).list().getItems().isEmpty());
             }
         } finally {
             if (operator != null) {
@@ -118,12 +132,14 @@ class SkeinTopicE2E {
             if (brokers != null) {
                 brokers.close();
             }
-            for (GenericKubernetesResource t : topics(client).list().getItems()) {
-                // only if the operator died: drop the finalizers so the namespace can go
-                topics(client).withName(t.getMetadata().getName()).edit(r -> {
-                    r.getMetadata().setFinalizers(List.of());
-                    return r;
-                });
+            for (var resources : List.of(topics(client), groups(client))) {
+                for (GenericKubernetesResource t : resources.list().getItems()) {
+                    // only if the operator died: drop the finalizers so the namespace can go
+                    resources.withName(t.getMetadata().getName()).edit(r -> {
+                        r.getMetadata().setFinalizers(List.of());
+                        return r;
+                    });
+                }
             }
             client.namespaces().withName(NAMESPACE).delete();
         }
@@ -137,6 +153,11 @@ class SkeinTopicE2E {
     private static io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<GenericKubernetesResource,
             GenericKubernetesResourceList, Resource<GenericKubernetesResource>> topics(KubernetesClient client) {
         return topicsApi(client).inNamespace(NAMESPACE);
+    }
+
+    private static io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<GenericKubernetesResource,
+            GenericKubernetesResourceList, Resource<GenericKubernetesResource>> groups(KubernetesClient client) {
+        return client.genericKubernetesResources(GROUPS).inNamespace(NAMESPACE);
     }
 
     private static io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<GenericKubernetesResource,
@@ -404,5 +425,89 @@ class SkeinTopicE2E {
         });
         assertThat(describe("scratch")).isEmpty();
         assertThat(describe("kept")).isPresent();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> groupStatus(KubernetesClient client, String name) {
+        Object status = groups(client).withName(name).get().getAdditionalProperties().get("status");
+        return status == null ? Map.of() : (Map<String, Object>) status;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> groupCondition(KubernetesClient client, String name, String type) {
+        Object conditions = groupStatus(client, name).get("conditions");
+        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
+                .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
+    }
+
+    private static Map<TopicPartition, Long> committed(String group) throws Exception {
+        Map<TopicPartition, Long> out = new java.util.HashMap<>();
+        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS)
+                .forEach((tp, om) -> out.put(tp, om.offset()));
+        return out;
+    }
+
+    @Test
+    void consumerGroupShowsLagAndAppliesAnOffsetResetOnceTheGroupIsEmpty(KubernetesClient client) throws Exception {
+        topics(client).resource(topic("clicks", spec(CLUSTER, 2, 3))).create();
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(ready(client, "clicks")).containsEntry("status", "True"));
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.bootstrapServers());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            for (int i = 0; i < 100; i++) {
+                producer.send(new ProducerRecord<>("clicks", i % 2, "k" + i, "v" + i)).get(10, TimeUnit.SECONDS);
+            }
+        }
+        Properties c = new Properties();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.bootstrapServers());
+        c.put(ConsumerConfig.GROUP_ID_CONFIG, "readers");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c);
+        try {
+            consumer.subscribe(List.of("clicks"));
+            await().atMost(CONVERGE).until(() -> !consumer.poll(Duration.ofMillis(200)).isEmpty());
+            // a lagging reader: it has read 10 + 20 of the 100 records and stays in the group
+            consumer.commitSync(Map.of(new TopicPartition("clicks", 0), new OffsetAndMetadata(10),
+                    new TopicPartition("clicks", 1), new OffsetAndMetadata(20)));
+
+            Map<String, Object> spec = new LinkedHashMap<>();
+            spec.put("cluster", CLUSTER);
+            spec.put("groupId", "readers");
+            spec.put("offsetReset", Map.of("to", "Earliest"));
+            groups(client).resource(resource("SkeinConsumerGroup", "readers", spec)).create();
+
+            await().atMost(CONVERGE).untilAsserted(() -> {
+                consumer.poll(Duration.ofMillis(50)); // stay an active member
+                assertThat(groupStatus(client, "readers")).containsEntry("members", 1).containsEntry("totalLag", 70)
+                        .containsEntry("state", "Stable");
+                assertThat(groupCondition(client, "readers", "OffsetReset")).containsEntry("status", "False")
+                        .containsEntry("reason", "WaitingForInactiveGroup");
+            });
+            assertThat(committed("readers")).containsEntry(new TopicPartition("clicks", 0), 10L);
+        } finally {
+            consumer.close();
+        }
+
+        // the group is empty now: the reset is applied, once
+        await().atMost(CONVERGE).untilAsserted(() -> {
+            assertThat(groupCondition(client, "readers", "OffsetReset")).containsEntry("status", "True")
+                    .containsEntry("reason", "Applied");
+            assertThat(groupStatus(client, "readers")).containsEntry("members", 0).containsEntry("totalLag", 100);
+        });
+        assertThat(committed("readers")).containsEntry(new TopicPartition("clicks", 0), 0L)
+                .containsEntry(new TopicPartition("clicks", 1), 0L);
+        admin.alterConsumerGroupOffsets("readers", Map.of(new TopicPartition("clicks", 0), new OffsetAndMetadata(50),
+                new TopicPartition("clicks", 1), new OffsetAndMetadata(50))).all().get(10, TimeUnit.SECONDS);
+        await("the applied reset is not applied again").during(Duration.ofSeconds(3L * RESYNC_SECONDS))
+                .atMost(Duration.ofSeconds(5L * RESYNC_SECONDS))
+                .until(() -> committed("readers").get(new TopicPartition("clicks", 0)) == 50L);
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(groupStatus(client, "readers"))
+                .containsEntry("totalLag", 0));
     }
 }

@@ -31,8 +31,9 @@ public class SkeinConsumerGroupStatus {
     @JsonPropertyDescription("Sum of the lag of every partition.")
     private Long totalLag;
 
-    @JsonPropertyDescription("The metadata.generation whose spec.offsetReset was last applied.")
-    private Long offsetResetGeneration;
+    @JsonPropertyDescription("Fingerprint of the spec.offsetReset last applied: a reset is applied once per "
+            + "change of that field.")
+    private String appliedOffsetReset;
 
     public List<Condition> getConditions() {
         return conditions;
@@ -90,11 +91,11 @@ public class SkeinConsumerGroupStatus {
         this.totalLag = totalLag;
     }
 
-    public Long getOffsetResetGeneration() {
-        return offsetResetGeneration;
+    public String getAppliedOffsetReset() {
+        return appliedOffsetReset;
     }
 
-    public void setOffsetResetGeneration(Long offsetResetGeneration) {
-        this.offsetResetGeneration = offsetResetGeneration;
+    public void setAppliedOffsetReset(String appliedOffsetReset) {
+        this.appliedOffsetReset = appliedOffsetReset;
     }
 }
