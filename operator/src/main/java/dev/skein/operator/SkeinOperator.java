@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.ControllerConfigurationOverrider;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,7 +33,10 @@ import java.util.concurrent.CountDownLatch;
 public final class SkeinOperator implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SkeinOperator.class);
     private static final String USAGE = "usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... "
-            + "[--reconcilers skeincluster,skeintopic,skeinconsumergroup] [--resync-seconds N]";
+            + "[--reconcilers skeincluster,skeintopic,skeinconsumergroup] [--resync-seconds N] "
+            + "[--leader-election-namespace NS]";
+    /** The Lease the replicas of the operator elect their leader with. */
+    public static final String LEASE_NAME = "skein-operator";
     /** Names of the reconcilers, as {@code --reconcilers} takes them. */
     public static final Set<String> ALL_RECONCILERS = Set.of(SkeinClusterReconciler.NAME, SkeinTopicReconciler.NAME,
             SkeinConsumerGroupReconciler.NAME);
@@ -58,6 +62,8 @@ public final class SkeinOperator implements AutoCloseable {
         private Duration resync = Duration.ofMinutes(2);
         private Clock clock = Clock.systemUTC();
         private Set<String> reconcilers = ALL_RECONCILERS;
+        private String leaseNamespace;
+        private String identity;
 
         private Builder(KubernetesClient client) {
             this.client = client;
@@ -86,6 +92,18 @@ public final class SkeinOperator implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Run only while holding the Lease {@value #LEASE_NAME} in {@code namespace}, so that two or
+         * more replicas of the operator are safe: one reconciles, the others wait to take over.
+         *
+         * @param identity this replica's name in the Lease (unique among the replicas)
+         */
+        public Builder leaderElection(String namespace, String identity) {
+            this.leaseNamespace = namespace;
+            this.identity = identity;
+            return this;
+        }
+
         /** Which reconcilers run: a subset of {@link #ALL_RECONCILERS} (default all). */
         public Builder reconcilers(Set<String> reconcilers) {
             if (reconcilers.isEmpty() || !ALL_RECONCILERS.containsAll(reconcilers)) {
@@ -105,8 +123,16 @@ public final class SkeinOperator implements AutoCloseable {
             KafkaAdmins admins = new KafkaAdmins(adminTimeout);
             // Every dependent is matched server-side-apply style. JOSDK's other matcher (its default for
             // ConfigMaps and Secrets) is built on Jackson 2, which fabric8 8 (Jackson 3) does not bring.
-            Operator operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
-                    .withDefaultNonSSAResource(Set.of()));
+            Operator operator = new Operator(o -> {
+                o.withKubernetesClient(client).withCloseClientOnStop(false).withDefaultNonSSAResource(Set.of());
+                if (leaseNamespace != null) {
+                    // losing the lease exits the process: its restart rejoins as a follower
+                    o.withLeaderElectionConfiguration(new LeaderElectionConfiguration(LEASE_NAME, leaseNamespace,
+                            LeaderElectionConfiguration.LEASE_DURATION_DEFAULT_VALUE,
+                            LeaderElectionConfiguration.RENEW_DEADLINE_DEFAULT_VALUE,
+                            LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE, identity, null, true));
+                }
+            });
             if (reconcilers.contains(SkeinClusterReconciler.NAME)) {
                 operator.register(new SkeinClusterReconciler(admins, clock), c -> {
                     watch(c, namespaces);
@@ -121,8 +147,10 @@ public final class SkeinOperator implements AutoCloseable {
                 operator.register(new SkeinTopicReconciler(resolver, admins, clock, resync), c -> watch(c, namespaces));
             }
             operator.start();
-            LOG.info("Skein operator started against {} with reconcilers {}, watching {}", client.getMasterUrl(),
-                    new TreeSet<>(reconcilers), namespaces.isEmpty() ? "all namespaces" : namespaces);
+            LOG.info("Skein operator started against {} with reconcilers {}, watching {}{}", client.getMasterUrl(),
+                    new TreeSet<>(reconcilers), namespaces.isEmpty() ? "all namespaces" : namespaces,
+                    leaseNamespace == null ? "" : ", as " + identity + " once it holds Lease " + leaseNamespace + "/"
+                            + LEASE_NAME);
             return new SkeinOperator(operator, admins);
         }
     }
@@ -149,17 +177,20 @@ public final class SkeinOperator implements AutoCloseable {
      * {@code --kubeconfig}, the in-cluster service account, {@code KUBECONFIG} or ~/.kube/config.
      * {@code --namespace} (repeatable) limits the watched namespaces; {@code --resync-seconds} is how
      * often each resource is checked against the cluster without an event (default 120);
-     * {@code --reconcilers} runs only some reconcilers (default all).
+     * {@code --reconcilers} runs only some reconcilers (default all); with
+     * {@code --leader-election-namespace} the replicas elect one leader through a Lease there.
      */
     public static void main(String[] args) throws Exception {
         Path kubeconfig = null;
         Set<String> namespaces = new LinkedHashSet<>();
         Duration resync = null;
         Set<String> reconcilers = ALL_RECONCILERS;
+        String leaseNamespace = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--namespace" -> namespaces.add(value(args, ++i, "--namespace"));
+                case "--leader-election-namespace" -> leaseNamespace = value(args, ++i, "--leader-election-namespace");
                 case "--reconcilers" -> reconcilers = Set.of(value(args, ++i, "--reconcilers").split(","));
                 case "--resync-seconds" -> resync = Duration.ofSeconds(positive(value(args, ++i, "--resync-seconds"),
                         "--resync-seconds"));
@@ -176,6 +207,9 @@ public final class SkeinOperator implements AutoCloseable {
         if (resync != null) {
             builder.resync(resync);
         }
+        if (leaseNamespace != null) {
+            builder.leaderElection(leaseNamespace, defaultIdentity());
+        }
         SkeinOperator operator = builder.start();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -185,6 +219,19 @@ public final class SkeinOperator implements AutoCloseable {
             stopped.countDown();
         }, "skein-operator-shutdown"));
         stopped.await();
+    }
+
+    /** The pod name in a cluster (HOSTNAME), else this machine's name; with the process id, unique per replica. */
+    static String defaultIdentity() {
+        String host = System.getenv("HOSTNAME");
+        if (host == null || host.isBlank()) {
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostName();
+            } catch (java.net.UnknownHostException e) {
+                host = "skein-operator";
+            }
+        }
+        return host + "-" + ProcessHandle.current().pid();
     }
 
     private static Config fromKubeconfig(Path file) throws IOException {

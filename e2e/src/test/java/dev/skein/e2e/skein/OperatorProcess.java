@@ -41,8 +41,18 @@ public final class OperatorProcess implements AutoCloseable {
      */
     public static OperatorProcess start(Path kubeconfig, String namespace, String reconcilers, int resyncSeconds,
                                         boolean clusterDns) throws IOException {
+        return start(kubeconfig, namespace, reconcilers, resyncSeconds, clusterDns, List.of(), namespace);
+    }
+
+    /**
+     * @param extraArgs more operator arguments (e.g. {@code --leader-election-namespace NS})
+     * @param logName   the log file's name (without .log), unique per process of a test
+     */
+    public static OperatorProcess start(Path kubeconfig, String namespace, String reconcilers, int resyncSeconds,
+                                        boolean clusterDns, List<String> extraArgs, String logName)
+            throws IOException {
         Path dir = Files.createDirectories(SkeinJars.root().resolve("e2e/target/e2e-operator"));
-        Path log = dir.resolve(namespace + ".log");
+        Path log = dir.resolve(logName + ".log");
         List<String> command = new ArrayList<>(List.of(SkeinJars.java(), "-Xmx256m"));
         if (clusterDns) {
             command.add("-Dskein.e2e.kubeletDir=" + Path.of(System.getProperty("skein.e2e.kubeletDir",
@@ -54,6 +64,7 @@ public final class OperatorProcess implements AutoCloseable {
         }
         command.addAll(List.of("--kubeconfig", kubeconfig.toString(), "--namespace", namespace,
                 "--reconcilers", reconcilers, "--resync-seconds", Integer.toString(resyncSeconds)));
+        command.addAll(extraArgs);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
@@ -63,6 +74,16 @@ public final class OperatorProcess implements AutoCloseable {
 
     public boolean isAlive() {
         return process.isAlive();
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    /** SIGKILL: no shutdown hook, the Lease is not released (as when its node is lost). */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
     }
 
     /** Resident memory of the operator process in KiB (from /proc), or -1 if unknown. */
