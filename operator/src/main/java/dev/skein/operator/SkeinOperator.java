@@ -5,6 +5,12 @@ import dev.skein.operator.group.SkeinConsumerGroupReconciler;
 import dev.skein.operator.kafka.BootstrapResolver;
 import dev.skein.operator.kafka.KafkaAdmins;
 import dev.skein.operator.kafka.SkeinClusterBootstrapResolver;
+import dev.skein.operator.metrics.ConsumerLagMetrics;
+import dev.skein.operator.metrics.OperatorHttp;
+import dev.skein.operator.metrics.ReconcileMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import dev.skein.operator.topic.SkeinTopicReconciler;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -34,7 +40,9 @@ public final class SkeinOperator implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SkeinOperator.class);
     private static final String USAGE = "usage: java -jar skein-operator.jar [--kubeconfig FILE] [--namespace NS]... "
             + "[--reconcilers skeincluster,skeintopic,skeinconsumergroup] [--resync-seconds N] "
-            + "[--leader-election-namespace NS]";
+            + "[--leader-election-namespace NS] [--http-port N (default 8080, -1 none)]";
+    /** The port of /metrics and /healthz of the deployed operator. */
+    public static final int DEFAULT_HTTP_PORT = 8080;
     /** The Lease the replicas of the operator elect their leader with. */
     public static final String LEASE_NAME = "skein-operator";
     /** Names of the reconcilers, as {@code --reconcilers} takes them. */
@@ -43,10 +51,17 @@ public final class SkeinOperator implements AutoCloseable {
 
     private final Operator operator;
     private final KafkaAdmins admins;
+    private final OperatorHttp http;
 
-    private SkeinOperator(Operator operator, KafkaAdmins admins) {
+    private SkeinOperator(Operator operator, KafkaAdmins admins, OperatorHttp http) {
         this.operator = operator;
         this.admins = admins;
+        this.http = http;
+    }
+
+    /** The port of {@code /metrics} and {@code /healthz}, or -1 when they are off. */
+    public int httpPort() {
+        return http == null ? -1 : http.port();
     }
 
     public static Builder builder(KubernetesClient client) {
@@ -64,6 +79,7 @@ public final class SkeinOperator implements AutoCloseable {
         private Set<String> reconcilers = ALL_RECONCILERS;
         private String leaseNamespace;
         private String identity;
+        private int httpPort = -1;
 
         private Builder(KubernetesClient client) {
             this.client = client;
@@ -104,6 +120,12 @@ public final class SkeinOperator implements AutoCloseable {
             return this;
         }
 
+        /** Serve {@code /metrics} and {@code /healthz} on this port (0: any free port; default -1: off). */
+        public Builder httpPort(int httpPort) {
+            this.httpPort = httpPort;
+            return this;
+        }
+
         /** Which reconcilers run: a subset of {@link #ALL_RECONCILERS} (default all). */
         public Builder reconcilers(Set<String> reconcilers) {
             if (reconcilers.isEmpty() || !ALL_RECONCILERS.containsAll(reconcilers)) {
@@ -119,12 +141,16 @@ public final class SkeinOperator implements AutoCloseable {
         }
 
         /** Registers the reconcilers and starts their informers; returns once the caches are synced. */
-        public SkeinOperator start() {
+        public SkeinOperator start() throws IOException {
             KafkaAdmins admins = new KafkaAdmins(adminTimeout);
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            new JvmMemoryMetrics().bindTo(registry);
+            ConsumerLagMetrics lagMetrics = new ConsumerLagMetrics(registry);
             // Every dependent is matched server-side-apply style. JOSDK's other matcher (its default for
             // ConfigMaps and Secrets) is built on Jackson 2, which fabric8 8 (Jackson 3) does not bring.
             Operator operator = new Operator(o -> {
-                o.withKubernetesClient(client).withCloseClientOnStop(false).withDefaultNonSSAResource(Set.of());
+                o.withKubernetesClient(client).withCloseClientOnStop(false).withDefaultNonSSAResource(Set.of())
+                        .withMetrics(new ReconcileMetrics(registry));
                 if (leaseNamespace != null) {
                     // losing the lease exits the process: its restart rejoins as a follower
                     o.withLeaderElectionConfiguration(new LeaderElectionConfiguration(LEASE_NAME, leaseNamespace,
@@ -140,18 +166,19 @@ public final class SkeinOperator implements AutoCloseable {
                 });
             }
             if (reconcilers.contains(SkeinConsumerGroupReconciler.NAME)) {
-                operator.register(new SkeinConsumerGroupReconciler(resolver, admins, clock, resync),
+                operator.register(new SkeinConsumerGroupReconciler(resolver, admins, lagMetrics, clock, resync),
                         c -> watch(c, namespaces));
             }
             if (reconcilers.contains(SkeinTopicReconciler.NAME)) {
                 operator.register(new SkeinTopicReconciler(resolver, admins, clock, resync), c -> watch(c, namespaces));
             }
             operator.start();
-            LOG.info("Skein operator started against {} with reconcilers {}, watching {}{}", client.getMasterUrl(),
+            OperatorHttp http = httpPort < 0 ? null : new OperatorHttp(httpPort, registry);
+            LOG.info("Skein operator started against {} with reconcilers {}, watching {}{}{}", client.getMasterUrl(),
                     new TreeSet<>(reconcilers), namespaces.isEmpty() ? "all namespaces" : namespaces,
                     leaseNamespace == null ? "" : ", as " + identity + " once it holds Lease " + leaseNamespace + "/"
-                            + LEASE_NAME);
-            return new SkeinOperator(operator, admins);
+                            + LEASE_NAME, http == null ? "" : "; /metrics and /healthz on port " + http.port());
+            return new SkeinOperator(operator, admins, http);
         }
     }
 
@@ -169,6 +196,9 @@ public final class SkeinOperator implements AutoCloseable {
             operator.stop();
         } finally {
             admins.close();
+            if (http != null) {
+                http.close();
+            }
         }
     }
 
@@ -186,11 +216,13 @@ public final class SkeinOperator implements AutoCloseable {
         Duration resync = null;
         Set<String> reconcilers = ALL_RECONCILERS;
         String leaseNamespace = null;
+        int httpPort = DEFAULT_HTTP_PORT;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, "--kubeconfig"));
                 case "--namespace" -> namespaces.add(value(args, ++i, "--namespace"));
                 case "--leader-election-namespace" -> leaseNamespace = value(args, ++i, "--leader-election-namespace");
+                case "--http-port" -> httpPort = (int) port(value(args, ++i, "--http-port"));
                 case "--reconcilers" -> reconcilers = Set.of(value(args, ++i, "--reconcilers").split(","));
                 case "--resync-seconds" -> resync = Duration.ofSeconds(positive(value(args, ++i, "--resync-seconds"),
                         "--resync-seconds"));
@@ -203,7 +235,8 @@ public final class SkeinOperator implements AutoCloseable {
         }
         KubernetesClient client = kubeconfig == null ? new KubernetesClientBuilder().build()
                 : new KubernetesClientBuilder().withConfig(fromKubeconfig(kubeconfig)).build();
-        Builder builder = SkeinOperator.builder(client).namespaces(namespaces).reconcilers(reconcilers);
+        Builder builder = SkeinOperator.builder(client).namespaces(namespaces).reconcilers(reconcilers)
+                .httpPort(httpPort);
         if (resync != null) {
             builder.resync(resync);
         }
@@ -239,6 +272,18 @@ public final class SkeinOperator implements AutoCloseable {
             throw usage("--kubeconfig " + file + ": no such readable file");
         }
         return Config.fromKubeconfig(Files.readString(file));
+    }
+
+    private static long port(String text) {
+        try {
+            int n = Integer.parseInt(text);
+            if (n >= -1 && n <= 65535) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw usage("--http-port " + text + ": a port 0..65535, or -1 for none");
     }
 
     private static long positive(String text, String option) {

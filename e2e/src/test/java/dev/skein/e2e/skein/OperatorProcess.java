@@ -16,11 +16,13 @@ import java.util.concurrent.TimeUnit;
 public final class OperatorProcess implements AutoCloseable {
     private final Process process;
     private final Path log;
+    private final int httpPort;
     private final Thread killOnExit;
 
-    private OperatorProcess(Process process, Path log) {
+    private OperatorProcess(Process process, Path log, int httpPort) {
         this.process = process;
         this.log = log;
+        this.httpPort = httpPort;
         this.killOnExit = new Thread(process::destroyForcibly, "skein-e2e-operator-cleanup");
         Runtime.getRuntime().addShutdownHook(killOnExit);
     }
@@ -64,16 +66,23 @@ public final class OperatorProcess implements AutoCloseable {
         }
         command.addAll(List.of("--kubeconfig", kubeconfig.toString(), "--namespace", namespace,
                 "--reconcilers", reconcilers, "--resync-seconds", Integer.toString(resyncSeconds)));
+        int httpPort = LoopbackPorts.pick();
+        command.addAll(List.of("--http-port", Integer.toString(httpPort)));
         command.addAll(extraArgs);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
-        return new OperatorProcess(process, log);
+        return new OperatorProcess(process, log, httpPort);
     }
 
     public boolean isAlive() {
         return process.isAlive();
+    }
+
+    /** The port of the operator's /metrics and /healthz. */
+    public int httpPort() {
+        return httpPort;
     }
 
     public long pid() {

@@ -509,5 +509,18 @@ class SkeinTopicE2E {
                 .until(() -> committed("readers").get(new TopicPartition("clicks", 0)) == 50L);
         await().atMost(CONVERGE).untilAsserted(() -> assertThat(groupStatus(client, "readers"))
                 .containsEntry("totalLag", 0));
+
+        // the operator's /metrics: the group's lag per partition, and reconcile counts per controller
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpRequest scrape = java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + operator.httpPort() + "/metrics")).build();
+        String metrics = http.send(scrape, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(metrics.lines().filter(l -> l.startsWith("skein_consumer_group_lag{")
+                && l.contains("group=\"readers\"") && l.contains("topic=\"clicks\"")).toList())
+                .as(metrics.lines().filter(l -> l.startsWith("skein_")).toList().toString()).hasSize(2)
+                .allSatisfy(l -> assertThat(l).endsWith(" 0.0"));
+        assertThat(metrics).contains("skein_consumer_group_total_lag{group=\"readers\",namespace=\"" + NAMESPACE + "\"}")
+                .contains("skein_operator_reconcile_seconds_count{controller=\"skeintopic\"")
+                .contains("skein_operator_reconcile_seconds_count{controller=\"skeinconsumergroup\"");
     }
 }

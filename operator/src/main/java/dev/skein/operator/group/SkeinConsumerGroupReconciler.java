@@ -3,6 +3,7 @@ package dev.skein.operator.group;
 import dev.skein.operator.kafka.BootstrapResolver;
 import dev.skein.operator.kafka.GroupAdmin;
 import dev.skein.operator.kafka.KafkaAdmins;
+import dev.skein.operator.metrics.ConsumerLagMetrics;
 import dev.skein.operator.model.Conditions;
 import dev.skein.operator.model.DeletionPolicy;
 import dev.skein.operator.model.OffsetReset;
@@ -46,13 +47,16 @@ public final class SkeinConsumerGroupReconciler implements Reconciler<SkeinConsu
 
     private final BootstrapResolver resolver;
     private final KafkaAdmins admins;
+    private final ConsumerLagMetrics lagMetrics;
     private final Clock clock;
     private final Duration resync;
 
     /** @param resync how often the lag is read again */
-    public SkeinConsumerGroupReconciler(BootstrapResolver resolver, KafkaAdmins admins, Clock clock, Duration resync) {
+    public SkeinConsumerGroupReconciler(BootstrapResolver resolver, KafkaAdmins admins, ConsumerLagMetrics lagMetrics,
+                                        Clock clock, Duration resync) {
         this.resolver = resolver;
         this.admins = admins;
+        this.lagMetrics = lagMetrics;
         this.clock = clock;
         this.resync = resync;
     }
@@ -107,6 +111,7 @@ public final class SkeinConsumerGroupReconciler implements Reconciler<SkeinConsu
         status.setMembers(group.members());
         status.setOffsets(lags);
         status.setTotalLag(GroupLag.total(lags));
+        lagMetrics.update(ns, groupId, lags, status.getTotalLag());
         status.setConditions(Conditions.set(status.getConditions(), Conditions.READY, true, "Observed",
                 "group " + groupId + " is " + group.state() + " with " + group.members() + " member(s)", generation,
                 clock.instant()));
@@ -159,6 +164,7 @@ public final class SkeinConsumerGroupReconciler implements Reconciler<SkeinConsu
     public DeleteControl cleanup(SkeinConsumerGroup resource, Context<SkeinConsumerGroup> context) {
         String ns = resource.getMetadata().getNamespace();
         String name = resource.getMetadata().getName();
+        lagMetrics.remove(ns, resource.groupId());
         DeletionPolicy policy = Optional.ofNullable(resource.getSpec().getDeletionPolicy()).orElse(DeletionPolicy.Retain);
         Optional<String> bootstrap = resolver.bootstrapServers(ns, resource.getSpec().getCluster());
         if (policy == DeletionPolicy.Retain || bootstrap.isEmpty()) {
