@@ -154,6 +154,7 @@ class SkeinClusterBrokersE2E {
 
     @Test
     @Order(1)
+    @SuppressWarnings("unchecked")
     void threeBrokerClusterBecomesReadyAndServesATopicFromASkeinTopic(KubernetesClient client) throws Exception {
         Map<String, Object> spec = new LinkedHashMap<>();
         spec.put("brokers", 3);
@@ -169,6 +170,17 @@ class SkeinClusterBrokersE2E {
         long readyMs = (System.nanoTime() - applied) / 1_000_000;
         String bootstrap = (String) status(clusters(client).withName(CLUSTER).get()).get("bootstrapServers");
         assertThat(bootstrap).isEqualTo(CLUSTER + "-bootstrap." + NAMESPACE + ".svc:9092");
+        // replication health read from the cluster: every broker in every ISR, an active controller
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            Map<String, Object> status = status(clusters(client).withName(CLUSTER).get());
+            assertThat(status).containsEntry("underReplicatedPartitions", 0).containsEntry("offlinePartitions", 0)
+                    .containsKey("activeController");
+            assertThat((List<Map<String, Object>>) status.get("brokers")).hasSize(3).allSatisfy(b -> {
+                assertThat(b).containsEntry("inAllIsrs", true);
+                assertThat((String) b.get("pod")).isEqualTo(CLUSTER + "-broker-" + b.get("nodeId"));
+                assertThat((String) b.get("node")).startsWith("skein-node-");
+            });
+        });
 
         Properties adminProps = new Properties();
         adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);

@@ -20,8 +20,11 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -72,13 +75,38 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
                 .filter(s -> s.getMetadata().getName().equals(names.statefulSet())).findFirst();
         int ready = sts.map(s -> s.getStatus() == null || s.getStatus().getReadyReplicas() == null ? 0
                 : s.getStatus().getReadyReplicas()).orElse(0);
-        Optional<RollDecision> roll = sts.flatMap(s -> rollingUpdate(cluster, names, s, context.getClient()));
+        List<Pod> pods = context.getClient().pods().inNamespace(names.namespace()).withLabels(names.selector()).list()
+                .getItems();
+        Optional<ClusterView> view = sts.isPresent() ? Optional.of(readCluster(names)) : Optional.empty();
+        Optional<RollDecision> roll = sts.flatMap(s -> rollingUpdate(cluster, names, s, pods, view.orElseThrow(),
+                context.getClient()));
         SkeinClusterStatus old = cluster.getStatus() == null ? new SkeinClusterStatus() : cluster.getStatus();
         SkeinClusterStatus status = new SkeinClusterStatus();
         long generation = cluster.getMetadata().getGeneration();
         status.setObservedGeneration(generation);
         status.setBootstrapServers(names.bootstrapServers());
         status.setReadyBrokers(ready);
+        if (view.isPresent() && view.get().reachable()) {
+            Map<Integer, Map.Entry<String, String>> podsById = new HashMap<>();
+            for (Pod pod : pods) {
+                String index = pod.getMetadata().getLabels().get(POD_INDEX_LABEL);
+                if (index != null) {
+                    podsById.put(Integer.parseInt(index), Map.entry(pod.getMetadata().getName(),
+                            pod.getSpec().getNodeName() == null ? "" : pod.getSpec().getNodeName()));
+                }
+            }
+            ClusterHealth health = ClusterHealth.of(brokers, view.get().partitions(), podsById);
+            status.setUnderReplicatedPartitions(health.underReplicatedPartitions());
+            status.setOfflinePartitions(health.offlinePartitions());
+            status.setBrokers(health.brokers());
+            status.setActiveController(view.get().controller().isPresent() ? view.get().controller().getAsInt() : null);
+        } else {
+            // the cluster cannot be asked now: keep what was last seen
+            status.setUnderReplicatedPartitions(old.getUnderReplicatedPartitions());
+            status.setOfflinePartitions(old.getOfflinePartitions());
+            status.setBrokers(old.getBrokers());
+            status.setActiveController(old.getActiveController());
+        }
         boolean allReady = ready >= brokers;
         ClusterReason reason = allReady ? ClusterReason.BrokersReady : ClusterReason.BrokersNotReady;
         String message = ready + "/" + brokers + " brokers ready";
@@ -113,14 +141,30 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
      * the StatefulSet recreates from the new template) or says why none may go now. Empty while the
      * StatefulSet controller has not yet seen the current spec.
      */
+    /** Partitions, ISRs and the active controller as the cluster reports them, or why it could not be asked. */
+    private ClusterView readCluster(ClusterNames names) {
+        try {
+            ClusterAdmin admin = new ClusterAdmin(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis());
+            return new ClusterView(admin.partitions(), admin.activeController(), null);
+        } catch (KafkaCallException e) {
+            return new ClusterView(List.of(), OptionalInt.empty(), e.getMessage());
+        }
+    }
+
+    /** What the cluster said; {@code error} is set (and the rest empty) when it could not be asked. */
+    record ClusterView(List<PartitionReplicas> partitions, OptionalInt controller, String error) {
+        boolean reachable() {
+            return error == null;
+        }
+    }
+
     private Optional<RollDecision> rollingUpdate(SkeinCluster cluster, ClusterNames names, StatefulSet sts,
-                                                 KubernetesClient client) {
+                                                 List<Pod> pods, ClusterView view, KubernetesClient client) {
         if (sts.getStatus() == null || sts.getStatus().getUpdateRevision() == null
                 || !Objects.equals(sts.getStatus().getObservedGeneration(), sts.getMetadata().getGeneration())) {
             return Optional.empty();
         }
         String revision = sts.getStatus().getUpdateRevision();
-        List<Pod> pods = client.pods().inNamespace(names.namespace()).withLabels(names.selector()).list().getItems();
         Set<Integer> brokers = new TreeSet<>();
         for (int i = 0; i < cluster.getSpec().getBrokers(); i++) {
             brokers.add(i);
@@ -150,13 +194,9 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
                     ? new RollDecision.Wait(RollReason.BrokerNotReady, "the last restarted broker is coming back")
                     : new RollDecision.Done());
         }
-        RollDecision decision;
-        try {
-            ClusterAdmin admin = new ClusterAdmin(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis());
-            decision = RollingUpdateGate.next(brokers, ready, outdated, admin.partitions(), admin.activeController());
-        } catch (KafkaCallException e) {
-            decision = new RollDecision.Wait(RollReason.ClusterUnreachable, e.getMessage());
-        }
+        RollDecision decision = view.reachable()
+                ? RollingUpdateGate.next(brokers, ready, outdated, view.partitions(), view.controller())
+                : new RollDecision.Wait(RollReason.ClusterUnreachable, view.error());
         if (decision instanceof RollDecision.Restart restart) {
             LOG.info("SkeinCluster {}/{}: rolling update: restarting broker {} ({}); outdated brokers {}",
                     names.namespace(), names.cluster(), restart.brokerId(), restart.why(), outdated);
