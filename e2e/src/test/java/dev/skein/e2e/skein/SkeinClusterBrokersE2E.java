@@ -1,0 +1,337 @@
+package dev.skein.e2e.skein;
+
+import dev.skein.e2e.ControlPlane;
+import dev.skein.e2e.ControlPlaneExtension;
+import dev.skein.e2e.kubelet.ImageRegistry;
+import dev.skein.e2e.kubelet.ProcessKubelet;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestWatcher;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A SkeinCluster of three brokers running as pods: the operator (both reconcilers) creates the
+ * StatefulSet, the process kubelet runs the broker jar in each pod with the ConfigMap's
+ * {@code node-<ordinal>.properties}, the brokers form their controller quorum over the headless
+ * Service's DNS names and turn ready; the cluster reports Ready, and a SkeinTopic on it gets its
+ * topic with RF 3 and min ISR 2, which takes acks=all writes. Then (opt-in, see below) a config
+ * change rolls the brokers one at a time while an acks=all producer runs, and no send fails.
+ */
+@ExtendWith(ControlPlaneExtension.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class SkeinClusterBrokersE2E {
+    private static final String NAMESPACE = "skein-brokers-e2e";
+    private static final String CLUSTER = "main";
+    private static final Duration PATIENCE = Duration.ofSeconds(180);
+    private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
+    private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
+
+    private static ProcessKubelet kubelet;
+    private static OperatorProcess operator;
+
+    @RegisterExtension
+    static final TestWatcher LOGS_ON_FAILURE = new TestWatcher() {
+        @Override
+        public void testFailed(ExtensionContext context, Throwable cause) {
+            StringBuilder pods = new StringBuilder();
+            for (int i = 0; i < 3 && kubelet != null; i++) {
+                String log = kubelet.log(NAMESPACE, CLUSTER + "-broker-" + i, "broker");
+                pods.append("---- broker ").append(i).append('\n')
+                        .append(log.length() > 3000 ? log.substring(log.length() - 3000) : log).append('\n');
+            }
+            System.err.printf("%n==== %s failed; operator log:%n%s%n==== broker pods:%n%s", context.getDisplayName(),
+                    operator == null ? "(not started)" : operator.logTail(60), pods);
+        }
+    };
+
+    private static ResourceDefinitionContext context(String kind, String plural) {
+        return new ResourceDefinitionContext.Builder().withGroup("skein.dev").withVersion("v1alpha1").withKind(kind)
+                .withPlural(plural).withNamespaced(true).build();
+    }
+
+    @BeforeAll
+    static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {
+        SkeinCrds.install(client);
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
+                .serverSideApply();
+        ImageRegistry images = ImageRegistry.withDefaults()
+                .register("skein/broker", List.of(SkeinJars.java(), "-jar", SkeinJars.broker().toString()));
+        kubelet = ProcessKubelet.builder(client).namePrefix("skein-node-").nodes(3).zones(3).images(images)
+                .build().start();
+        operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE, "skeincluster,skeintopic", 10, true);
+    }
+
+    @AfterAll
+    static void stop(KubernetesClient client) throws Exception {
+        try {
+            if (operator != null && operator.isAlive()) {
+                topics(client).delete();
+                await().atMost(Duration.ofSeconds(60)).until(() -> topics(client).list().getItems().isEmpty());
+            }
+        } finally {
+            if (operator != null) {
+                operator.close();
+            }
+            clusters(client).delete();
+            client.pods().inNamespace(NAMESPACE).withGracePeriod(0).delete();
+            if (kubelet != null) {
+                kubelet.close();
+            }
+            client.namespaces().withName(NAMESPACE).delete();
+        }
+    }
+
+    private static NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList,
+            Resource<GenericKubernetesResource>> clusters(KubernetesClient client) {
+        return client.genericKubernetesResources(CLUSTERS).inNamespace(NAMESPACE);
+    }
+
+    private static NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList,
+            Resource<GenericKubernetesResource>> topics(KubernetesClient client) {
+        return client.genericKubernetesResources(TOPICS).inNamespace(NAMESPACE);
+    }
+
+    private static GenericKubernetesResource resource(String kind, String name, Map<String, Object> spec) {
+        return new GenericKubernetesResourceBuilder().withApiVersion("skein.dev/v1alpha1").withKind(kind)
+                .withNewMetadata().withName(name).withNamespace(NAMESPACE).endMetadata()
+                .addToAdditionalProperties("spec", spec).build();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> status(GenericKubernetesResource r) {
+        Object status = r == null ? null : r.getAdditionalProperties().get("status");
+        return status == null ? Map.of() : (Map<String, Object>) status;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> ready(GenericKubernetesResource r) {
+        Object conditions = status(r).get("conditions");
+        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
+                .filter(c -> "Ready".equals(c.get("type"))).findFirst().orElse(Map.of());
+    }
+
+    @Test
+    @Order(1)
+    @SuppressWarnings("unchecked")
+    void threeBrokerClusterBecomesReadyAndServesATopicFromASkeinTopic(KubernetesClient client) throws Exception {
+        Map<String, Object> spec = new LinkedHashMap<>();
+        spec.put("brokers", 3);
+        spec.put("jvmOptions", List.of("-Xmx256m"));
+        spec.put("storage", Map.of("size", "1Gi"));
+        spec.put("config", Map.of("min.insync.replicas", "2", "num.io.threads", "2", "num.network.threads", "2"));
+        long applied = System.nanoTime();
+        clusters(client).resource(resource("SkeinCluster", CLUSTER, spec)).create();
+
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> assertThat(
+                ready(clusters(client).withName(CLUSTER).get()))
+                .containsEntry("status", "True").containsEntry("message", "3/3 brokers ready"));
+        long readyMs = (System.nanoTime() - applied) / 1_000_000;
+        String bootstrap = (String) status(clusters(client).withName(CLUSTER).get()).get("bootstrapServers");
+        assertThat(bootstrap).isEqualTo(CLUSTER + "-bootstrap." + NAMESPACE + ".svc:9092");
+        // replication health read from the cluster: every broker in every ISR, an active controller
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            Map<String, Object> status = status(clusters(client).withName(CLUSTER).get());
+            assertThat(status).containsEntry("underReplicatedPartitions", 0).containsEntry("offlinePartitions", 0)
+                    .containsKey("activeController");
+            assertThat((List<Map<String, Object>>) status.get("brokers")).hasSize(3).allSatisfy(b -> {
+                assertThat(b).containsEntry("inAllIsrs", true);
+                assertThat((String) b.get("pod")).isEqualTo(CLUSTER + "-broker-" + b.get("nodeId"));
+                assertThat((String) b.get("node")).startsWith("skein-node-");
+            });
+        });
+
+        Properties adminProps = new Properties();
+        adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 15_000);
+        adminProps.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+        try (Admin admin = Admin.create(adminProps)) {
+            await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> assertThat(admin.describeCluster().nodes()
+                    .get(10, TimeUnit.SECONDS)).extracting(n -> n.host()).containsExactlyInAnyOrder(
+                    "main-broker-0.main-brokers." + NAMESPACE + ".svc", "main-broker-1.main-brokers." + NAMESPACE + ".svc",
+                    "main-broker-2.main-brokers." + NAMESPACE + ".svc"));
+
+            Map<String, Object> topic = new LinkedHashMap<>();
+            topic.put("cluster", CLUSTER);
+            topic.put("partitions", 3);
+            topic.put("replicationFactor", 3);
+            topic.put("minInSyncReplicas", 2);
+            long topicApplied = System.nanoTime();
+            topics(client).resource(resource("SkeinTopic", "orders", topic)).create();
+            await().atMost(PATIENCE).untilAsserted(() -> assertThat(ready(topics(client).withName("orders").get()))
+                    .containsEntry("status", "True"));
+            long topicReadyMs = (System.nanoTime() - topicApplied) / 1_000_000;
+            System.out.printf("SkeinClusterBrokersE2E: SkeinCluster of 3 applied -> Ready in %d ms; SkeinTopic applied "
+                    + "-> Ready in %d ms; operator RSS %d KiB%n", readyMs, topicReadyMs, operator.residentKib());
+
+            TopicDescription orders = admin.describeTopics(Set.of("orders")).allTopicNames().get(10, TimeUnit.SECONDS)
+                    .get("orders");
+            assertThat(orders.partitions()).hasSize(3)
+                    .allSatisfy(p -> assertThat(p.replicas()).hasSize(3));
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, "orders");
+            assertThat(admin.describeConfigs(Set.of(resource)).all().get(10, TimeUnit.SECONDS).get(resource)
+                    .get("min.insync.replicas").value()).isEqualTo("2");
+        }
+
+        Properties producerProps = new Properties();
+        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+        producerProps.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        producerProps.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps)) {
+            List<Future<org.apache.kafka.clients.producer.RecordMetadata>> sends = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                sends.add(producer.send(new ProducerRecord<>("orders", "k" + i, "v" + i)));
+            }
+            for (Future<org.apache.kafka.clients.producer.RecordMetadata> send : sends) {
+                assertThat(send.get(30, TimeUnit.SECONDS).offset()).isGreaterThanOrEqualTo(0);
+            }
+        }
+    }
+
+    /** The broker pods of the cluster. */
+    private static List<Pod> brokerPods(KubernetesClient client) {
+        return client.pods().inNamespace(NAMESPACE).withLabel("skein.dev/cluster", CLUSTER).list().getItems();
+    }
+
+    private static boolean podReady(Pod pod) {
+        return pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
+                && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
+                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> condition(GenericKubernetesResource r, String type) {
+        Object conditions = status(r).get("conditions");
+        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
+                .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
+    }
+
+    /**
+     * Opt-in ({@code e2e/run -Dskein.e2e.rollingUpdate=true}) until the broker side is fixed: in two
+     * of three runs the restarted voter came back with a new pod IP and the Raft leader never caught
+     * it up ("Node 1 has not applied the metadata log up to N" for minutes), so it never turned ready
+     * and the roll rightly stopped there (one run passed: 3 brokers rolled in 75 s, 6,546 acks=all
+     * records, none failed). See operator/README.md, "Known issue".
+     */
+    @Test
+    @Order(2)
+    @EnabledIfSystemProperty(named = "skein.e2e.rollingUpdate", matches = "true",
+            disabledReason = "broker: a voter restarted with a new IP is not caught up by the Raft leader")
+    @SuppressWarnings("unchecked")
+    void configChangeRollsTheBrokersOneAtATimeWithoutAFailedAcksAllSend(KubernetesClient client) throws Exception {
+        String bootstrap = (String) status(clusters(client).withName(CLUSTER).get()).get("bootstrapServers");
+        String oldRevision = client.apps().statefulSets().inNamespace(NAMESPACE).withName(CLUSTER + "-broker").get()
+                .getStatus().getUpdateRevision();
+        Properties producerProps = new Properties();
+        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+        producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        producerProps.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        producerProps.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong sent = new AtomicLong();
+        AtomicLong acked = new AtomicLong();
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        Thread load = new Thread(() -> {
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps)) {
+                // bounded: at most 20,000 records, one every 10 ms, until the roll is over
+                for (int i = 0; i < 20_000 && !stop.get(); i++) {
+                    sent.incrementAndGet();
+                    producer.send(new ProducerRecord<>("orders", "k" + i, "v" + i), (metadata, e) -> {
+                        if (e == null) {
+                            acked.incrementAndGet();
+                        } else {
+                            failure.compareAndSet(null, e);
+                        }
+                    });
+                    Thread.sleep(10);
+                }
+                producer.flush();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "acks-all-load");
+        load.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> acked.get() >= 100);
+
+        long changed = System.nanoTime();
+        clusters(client).withName(CLUSTER).edit(r -> {
+            Map<String, Object> spec = new LinkedHashMap<>((Map<String, Object>) r.getAdditionalProperties().get("spec"));
+            Map<String, Object> config = new LinkedHashMap<>((Map<String, Object>) spec.get("config"));
+            config.put("log.retention.ms", "86400000");
+            spec.put("config", config);
+            r.getAdditionalProperties().put("spec", spec);
+            return r;
+        });
+        AtomicInteger mostNotReady = new AtomicInteger();
+        await().atMost(Duration.ofSeconds(400)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            List<Pod> pods = brokerPods(client);
+            mostNotReady.accumulateAndGet((int) (3 - pods.stream().filter(SkeinClusterBrokersE2E::podReady).count()),
+                    Math::max);
+            StatefulSet sts = client.apps().statefulSets().inNamespace(NAMESPACE).withName(CLUSTER + "-broker").get();
+            String revision = sts.getStatus().getUpdateRevision();
+            assertThat(revision).isNotEqualTo(oldRevision);
+            assertThat(pods).hasSize(3).allSatisfy(p -> {
+                assertThat(p.getMetadata().getLabels()).containsEntry("controller-revision-hash", revision);
+                assertThat(podReady(p)).isTrue();
+            });
+            GenericKubernetesResource cluster = clusters(client).withName(CLUSTER).get();
+            assertThat(condition(cluster, "Progressing")).containsEntry("status", "False").containsEntry("reason", "UpToDate");
+            assertThat(condition(cluster, "Ready")).containsEntry("status", "True");
+        });
+        long rolledMs = (System.nanoTime() - changed) / 1_000_000;
+        stop.set(true);
+        load.join(TimeUnit.SECONDS.toMillis(150));
+
+        System.out.printf("SkeinClusterBrokersE2E: config change rolled 3 brokers in %d ms; %d acks=all records sent, "
+                + "%d acknowledged, at most %d broker(s) not ready at a sample%n", rolledMs, sent.get(), acked.get(),
+                mostNotReady.get());
+        assertThat(failure.get()).as("a failed acks=all send").isNull();
+        assertThat(acked.get()).isEqualTo(sent.get());
+        assertThat(mostNotReady.get()).as("brokers not ready at once").isLessThanOrEqualTo(1);
+        assertThat(operator.logTail(400).lines().filter(l -> l.contains("rolling update: restarting broker")).count())
+                .as("restarts").isEqualTo(3);
+    }
+}

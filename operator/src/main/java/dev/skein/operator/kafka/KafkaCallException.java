@@ -1,0 +1,19 @@
+package dev.skein.operator.kafka;
+
+import org.apache.kafka.common.errors.ApiException;
+
+/** An Admin call that failed or timed out; the message says what was attempted and Kafka's answer. */
+public final class KafkaCallException extends RuntimeException {
+    public KafkaCallException(String what, Throwable cause) {
+        super("could not " + what + ": " + describe(cause), cause);
+    }
+
+    private static String describe(Throwable cause) {
+        if (cause instanceof java.util.concurrent.TimeoutException
+                || cause instanceof org.apache.kafka.common.errors.TimeoutException) {
+            return "timed out (" + cause.getMessage() + ")";
+        }
+        String name = cause instanceof ApiException ? cause.getClass().getSimpleName() : cause.getClass().getName();
+        return name + ": " + cause.getMessage();
+    }
+}
