@@ -1,15 +1,8 @@
 package dev.skein.broker.controller.raft;
 
-import dev.skein.broker.controller.BrokerHeartbeat;
-import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.metadata.ClusterImage;
-import dev.skein.broker.metadata.PartitionRegistration;
-import dev.skein.broker.metadata.TopicMetadata;
-import org.apache.kafka.common.ElectionType;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
@@ -28,7 +21,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -48,7 +40,7 @@ import java.util.function.Consumer;
  * come later). Images are published in order, and a request waits until this broker's metadata
  * includes its outcome, so it reads its own writes as a voter does.
  */
-public final class QuorumObserver implements Controller {
+public final class QuorumObserver extends ForwardingController {
     private static final Logger log = LoggerFactory.getLogger(QuorumObserver.class);
     static final int FETCH_WAIT_MS = 500;
 
@@ -196,80 +188,9 @@ public final class QuorumObserver implements Controller {
 
     // ---- requests, forwarded to the active controller ----
 
-    @Override
-    public TopicMetadata createTopic(String name, int partitions, short replicationFactor, Map<String, String> configs,
-                                     boolean validateOnly) {
-        return topicOf(call(new ControllerRequest.CreateTopic(name, partitions, replicationFactor, configs, validateOnly)));
-    }
-
-    @Override
-    public void deleteTopic(Uuid topicId) {
-        call(new ControllerRequest.DeleteTopic(topicId));
-    }
-
-    @Override
-    public TopicMetadata createPartitions(String topic, int newCount, boolean validateOnly) {
-        return topicOf(call(new ControllerRequest.CreatePartitions(topic, newCount, validateOnly)));
-    }
-
-    @Override
-    public TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) {
-        return topicOf(call(new ControllerRequest.AlterTopicConfigs(topic, configs, validateOnly)));
-    }
-
-    @Override
-    public void alterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly) {
-        call(new ControllerRequest.AlterBrokerConfigs(resource, configs, validateOnly));
-    }
-
-    private long nextProducerId;
-    private long producerIdBlockEnd;
-
-    @Override
-    public synchronized long allocateProducerId() {
-        if (nextProducerId >= producerIdBlockEnd) {
-            long first = call(new ControllerRequest.AllocateProducerIds(RaftController.PRODUCER_ID_BLOCK_SIZE)).value();
-            nextProducerId = first;
-            producerIdBlockEnd = first + RaftController.PRODUCER_ID_BLOCK_SIZE;
-        }
-        return nextProducerId++;
-    }
-
-    @Override
-    public long registerBroker(ClusterImage.BrokerInfo broker) {
-        return call(new ControllerRequest.RegisterBroker(broker)).value();
-    }
-
-    @Override
-    public BrokerHeartbeat heartbeat(int brokerId, long brokerEpoch, boolean wantShutdown) {
-        long flags = call(new ControllerRequest.Heartbeat(brokerId, brokerEpoch, wantShutdown)).value();
-        return new BrokerHeartbeat((flags & 1) != 0, (flags & 2) != 0);
-    }
-
-    @Override
-    public PartitionRegistration alterPartition(TopicPartition partition, int leaderId, int leaderEpoch,
-                                                int partitionEpoch, List<Integer> newIsr) {
-        ControllerReply reply = call(new ControllerRequest.AlterPartition(partition, leaderId, leaderEpoch,
-                partitionEpoch, newIsr));
-        return topicOf(reply).partition(partition.partition());
-    }
-
-    @Override
-    public void alterPartitionReassignment(TopicPartition partition, List<Integer> targetReplicas) {
-        call(new ControllerRequest.AlterReassignment(partition, targetReplicas));
-    }
-
-    @Override
-    public void electLeader(ElectionType type, TopicPartition partition) {
-        call(new ControllerRequest.ElectLeader(type.value, partition));
-    }
-
-    private static TopicMetadata topicOf(ControllerReply reply) {
-        return MetadataCodec.decodeState(reply.topic()).topics().values().iterator().next();
-    }
-
     /** Sends a request to the active controller and waits (bounded) until this broker's metadata includes its outcome. */
-    private ControllerReply call(ControllerRequest request) {
+    @Override
+    ControllerReply call(ControllerRequest request) {
         ControllerReply reply = send(request, settings.requestTimeoutMs()).throwIfError();
         try {
             if (!awaitMetadata(reply.index(), settings.requestTimeoutMs())) {

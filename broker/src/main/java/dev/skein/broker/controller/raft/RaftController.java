@@ -8,11 +8,8 @@ import dev.skein.broker.controller.MetadataCommand;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.controller.QuorumDescription;
 import dev.skein.broker.metadata.ClusterImage;
-import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
 import org.apache.kafka.common.ElectionType;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.utils.Time;
@@ -78,9 +75,9 @@ import java.util.function.Consumer;
  * or asks it to replace the old peer of this node id by the new one, one configuration change at a
  * time. {@link PeerIdGuard} keeps the new incarnation from answering for the old peer meanwhile.
  */
-public final class RaftController implements Controller {
+public final class RaftController extends ForwardingController {
     private static final Logger log = LoggerFactory.getLogger(RaftController.class);
-    static final int PRODUCER_ID_BLOCK_SIZE = 1000;
+
     private static final long PROBE_TIMEOUT_MS = 1000;
     private static final long MEMBERSHIP_RETRY_MS = 500;
 
@@ -113,8 +110,6 @@ public final class RaftController implements Controller {
     private final List<RaftClient> retired = new java.util.concurrent.CopyOnWriteArrayList<>();
     private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
-    private long nextProducerId;
-    private long producerIdBlockEnd;
     private volatile boolean closed;
 
     public RaftController(RaftControllerSettings settings, Time time, Random random) {
@@ -517,77 +512,9 @@ public final class RaftController implements Controller {
         }
     }
 
-    @Override
-    public TopicMetadata createTopic(String name, int partitions, short replicationFactor, Map<String, String> configs,
-                                     boolean validateOnly) {
-        return topicOf(call(new ControllerRequest.CreateTopic(name, partitions, replicationFactor, configs, validateOnly)));
-    }
-
-    @Override
-    public void deleteTopic(Uuid topicId) {
-        call(new ControllerRequest.DeleteTopic(topicId));
-    }
-
-    @Override
-    public TopicMetadata createPartitions(String topic, int newCount, boolean validateOnly) {
-        return topicOf(call(new ControllerRequest.CreatePartitions(topic, newCount, validateOnly)));
-    }
-
-    @Override
-    public TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) {
-        return topicOf(call(new ControllerRequest.AlterTopicConfigs(topic, configs, validateOnly)));
-    }
-
-    @Override
-    public void alterBrokerConfigs(String resource, Map<String, String> configs, boolean validateOnly) {
-        call(new ControllerRequest.AlterBrokerConfigs(resource, configs, validateOnly));
-    }
-
-    @Override
-    public synchronized long allocateProducerId() {
-        if (nextProducerId >= producerIdBlockEnd) {
-            long first = call(new ControllerRequest.AllocateProducerIds(PRODUCER_ID_BLOCK_SIZE)).value();
-            nextProducerId = first;
-            producerIdBlockEnd = first + PRODUCER_ID_BLOCK_SIZE;
-        }
-        return nextProducerId++;
-    }
-
-    @Override
-    public long registerBroker(ClusterImage.BrokerInfo broker) {
-        return call(new ControllerRequest.RegisterBroker(broker)).value();
-    }
-
-    @Override
-    public BrokerHeartbeat heartbeat(int brokerId, long brokerEpoch, boolean wantShutdown) {
-        long flags = call(new ControllerRequest.Heartbeat(brokerId, brokerEpoch, wantShutdown)).value();
-        return new BrokerHeartbeat((flags & 1) != 0, (flags & 2) != 0);
-    }
-
-    @Override
-    public PartitionRegistration alterPartition(TopicPartition partition, int leaderId, int leaderEpoch,
-                                                int partitionEpoch, List<Integer> newIsr) {
-        ControllerReply reply = call(new ControllerRequest.AlterPartition(partition, leaderId, leaderEpoch,
-                partitionEpoch, newIsr));
-        return topicOf(reply).partition(partition.partition());
-    }
-
-    @Override
-    public void alterPartitionReassignment(TopicPartition partition, List<Integer> targetReplicas) {
-        call(new ControllerRequest.AlterReassignment(partition, targetReplicas));
-    }
-
-    @Override
-    public void electLeader(ElectionType type, TopicPartition partition) {
-        call(new ControllerRequest.ElectLeader(type.value, partition));
-    }
-
-    private static TopicMetadata topicOf(ControllerReply reply) {
-        return MetadataCodec.decodeState(reply.topic()).topics().values().iterator().next();
-    }
-
     /** Sends a request to the active controller and waits (bounded) until this node has applied its outcome. */
-    private ControllerReply call(ControllerRequest request) {
+    @Override
+    ControllerReply call(ControllerRequest request) {
         if (closed) {
             throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
         }
