@@ -86,7 +86,7 @@ public final class Controllers {
             return new LocalController(config.logDirs().getFirst().resolve("skein-metadata"), clusterId, self);
         }
         if (!voter) {
-            QuorumObserver observer = new QuorumObserver(RaftControllerSettings.from(config, clusterId));
+            QuorumObserver observer = new QuorumObserver(RaftControllerSettings.from(config, clusterId), time);
             observer.start();
             return observer;
         }

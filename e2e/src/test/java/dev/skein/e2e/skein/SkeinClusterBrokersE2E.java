@@ -276,8 +276,9 @@ class SkeinClusterBrokersE2E {
         AtomicReference<Exception> failure = new AtomicReference<>();
         Thread load = new Thread(() -> {
             try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps)) {
-                // bounded: at most 20,000 records, one every 10 ms, until the roll is over
-                for (int i = 0; i < 20_000 && !stop.get(); i++) {
+                // bounded (a million small records at most) until the roll is over, paced by the cluster:
+                // every 10 records wait until the ISR has them (acks=all), so the load follows the roll
+                for (int i = 0; i < 1_000_000 && !stop.get(); i++) {
                     sent.incrementAndGet();
                     producer.send(new ProducerRecord<>("orders", "k" + i, "v" + i), (metadata, e) -> {
                         if (e == null) {
@@ -286,11 +287,11 @@ class SkeinClusterBrokersE2E {
                             failure.compareAndSet(null, e);
                         }
                     });
-                    Thread.sleep(10);
+                    if (i % 10 == 9) {
+                        producer.flush();
+                    }
                 }
                 producer.flush();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
         }, "acks-all-load");
         load.start();

@@ -4,6 +4,7 @@ import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.metadata.ClusterImage;
 import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.kafka.common.utils.Time;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
@@ -45,6 +46,7 @@ public final class QuorumObserver extends ForwardingController {
     static final int FETCH_WAIT_MS = 500;
 
     private final RaftControllerSettings settings;
+    private final Time time;
     private final RaftGroup group;
     private final CopyOnWriteArrayList<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
     private final ExecutorService publisher = Executors.newSingleThreadExecutor(daemon("skein-metadata-publisher"));
@@ -55,8 +57,9 @@ public final class QuorumObserver extends ForwardingController {
     private long index = -1;
     private ClusterImage image;
 
-    public QuorumObserver(RaftControllerSettings settings) {
+    public QuorumObserver(RaftControllerSettings settings, Time time) {
         this.settings = settings;
+        this.time = time;
         List<RaftPeer> peers = settings.voters().stream()
                 .map(v -> RaftPeer.newBuilder().setId(RaftPeerId.valueOf(Integer.toString(v.id()))).setAddress(v.address()).build())
                 .toList();
@@ -175,9 +178,9 @@ public final class QuorumObserver extends ForwardingController {
 
     @Override
     public synchronized boolean awaitMetadata(long offset, long timeoutMs) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        long deadline = time.milliseconds() + timeoutMs;
         while (index < offset) {
-            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            long leftMs = deadline - time.milliseconds();
             if (leftMs <= 0 || closed) {
                 return false;
             }

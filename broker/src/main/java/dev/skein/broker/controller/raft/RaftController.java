@@ -597,7 +597,7 @@ public final class RaftController extends ForwardingController {
         }
         if (decoded instanceof ControllerRequest.FetchMetadata f) {
             // off the event loop: a long poll must not hold up the decisions
-            answerFetchMetadata(f, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(f.maxWaitMs(), 2_000)), out);
+            answerFetchMetadata(f, time.milliseconds() + Math.min(f.maxWaitMs(), 2_000), out);
             return out;
         }
         try {
@@ -621,17 +621,17 @@ public final class RaftController extends ForwardingController {
 
     /**
      * Answers a non-voter's metadata fetch with the whole applied state (value = the active
-     * controller's id) once it is past the asker's index, re-checking every 20 ms until {@code deadlineNanos}.
+     * controller's id) once it is past the asker's index, re-checking every 20 ms until {@code deadlineMs}.
      */
-    private void answerFetchMetadata(ControllerRequest.FetchMetadata f, long deadlineNanos, CompletableFuture<byte[]> out) {
+    private void answerFetchMetadata(ControllerRequest.FetchMetadata f, long deadlineMs, CompletableFuture<byte[]> out) {
         MetadataStateMachine.View v = stateMachine.view();
-        if (v.index() > f.sinceIndex() || System.nanoTime() >= deadlineNanos || closed) {
+        if (v.index() > f.sinceIndex() || time.milliseconds() >= deadlineMs || closed) {
             byte[] state = v.index() > f.sinceIndex() ? MetadataCodec.encodeState(v.state()) : null;
             out.complete(ControllerReply.ok(v.leaderId(), v.index(), state).encode());
             return;
         }
         try {
-            timers.schedule(() -> answerFetchMetadata(f, deadlineNanos, out), 20, TimeUnit.MILLISECONDS);
+            timers.schedule(() -> answerFetchMetadata(f, deadlineMs, out), 20, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             out.complete(ControllerReply.error(new NotControllerException("The controller is shutting down"), -1).encode());
         }
