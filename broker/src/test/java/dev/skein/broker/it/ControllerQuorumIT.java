@@ -96,7 +96,7 @@ class ControllerQuorumIT {
             assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("too-wide", 1, (short) 4))).all().get())
                     .isInstanceOf(ExecutionException.class)
                     .cause().isInstanceOf(InvalidReplicationFactorException.class).hasMessageContaining("4");
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
                     assertThat(admin.describeTopics(List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get()
                             .get(Topics.GROUP_METADATA_TOPIC).partitions().getFirst().replicas()).hasSize(3));
         }
@@ -127,7 +127,8 @@ class ControllerQuorumIT {
         String bootstrap = brokers.stream().map(SkeinBroker::bootstrapServers).collect(Collectors.joining(","));
         try (Admin admin = admin(0)) {
             admin.createTopics(List.of(new NewTopic("grouped", 3, (short) 3))).all().get();
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(admin.describeTopics(
+            // the offsets topic is created once the brokers are live: until then describing it fails
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> assertThat(admin.describeTopics(
                     List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get().get(Topics.GROUP_METADATA_TOPIC)
                     .partitions()).allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
         }
@@ -186,7 +187,8 @@ class ControllerQuorumIT {
         int first;
         try (Admin admin = admin(0)) {
             admin.createTopics(List.of(new NewTopic("moving", 1, (short) 3))).all().get();
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(admin.describeTopics(
+            // the offsets topic is created once the brokers are live: until then describing it fails
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> assertThat(admin.describeTopics(
                     List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get().get(Topics.GROUP_METADATA_TOPIC)
                     .partitions()).allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
             first = coordinatorOf(admin, group);
