@@ -152,7 +152,7 @@ class StatefulSetE2E {
         List<Pod> pods = readyPods(client);
 
         assertThat(pods).extracting(p -> p.getSpec().getNodeName()).doesNotHaveDuplicates();
-        assertThat(pods).extracting(p -> p.getStatus().getPodIP()).doesNotHaveDuplicates().allMatch(ip -> ip.startsWith("10.213."));
+        assertThat(pods).extracting(p -> p.getStatus().getPodIP()).doesNotHaveDuplicates().allMatch(ip -> ip.startsWith(ProcessKubelet.podSubnetPrefix()));
         for (Pod pod : pods) {
             PersistentVolume pv = volumeOf(client, pod.getMetadata().getName());
             assertThat(affinityNode(pv)).isEqualTo(pod.getSpec().getNodeName());

@@ -16,10 +16,18 @@ import java.util.concurrent.TimeUnit;
  */
 final class PodNetwork {
 
-    static final String PREFIX = "skein-e2e";
-    static final String BRIDGE = PREFIX + "0";
-    /** 10.213.0.0/16: private, used only on the bridge; .0.1 is the bridge (host side). */
-    static final String GATEWAY = "10.213.0.1";
+    /**
+     * Which of up to ten pod networks this kubelet owns, from {@code SKEIN_E2E_NET} (0 to 9, default
+     * 0), so end-to-end runs in separate checkouts on one machine neither share addresses nor reap
+     * each other's namespaces.
+     */
+    static final int NET = netId(System.getenv("SKEIN_E2E_NET"));
+    static final String PREFIX = NET == 0 ? "skein-e2e" : "skein-e2e" + NET;
+    static final String BRIDGE = "skein-e2e" + NET;
+    /** 10.(213+NET).0.0/16: private, used only on the bridge; .0.1 is the bridge (host side). */
+    static final String SUBNET = "10." + (213 + NET) + ".";
+    static final String GATEWAY = SUBNET + "0.1";
+    private static final String VETH = NET == 0 ? "ske" : "sk" + NET + "e";
     private static final int PREFIX_LENGTH = 16;
 
     private int nextHost = 2;
@@ -37,9 +45,9 @@ final class PodNetwork {
 
     Attachment attach() {
         int host = nextHost++;
-        String ip = "10.213." + (host / 256) + "." + (host % 256);
+        String ip = SUBNET + (host / 256) + "." + (host % 256);
         String netns = PREFIX + "-" + host;
-        String hostVeth = "ske" + host;
+        String hostVeth = VETH + host;
         run(true, "ip", "netns", "add", netns);
         run(true, "ip", "link", "add", hostVeth, "type", "veth", "peer", "name", "eth0", "netns", netns);
         run(true, "ip", "link", "set", hostVeth, "master", BRIDGE, "up");
@@ -70,6 +78,21 @@ final class PodNetwork {
             }
         }
         run(false, "ip", "link", "delete", BRIDGE);
+    }
+
+    static int netId(String value) {
+        if (value == null || value.isBlank()) {
+            return 0;
+        }
+        try {
+            int id = Integer.parseInt(value.strip());
+            if (id >= 0 && id <= 9) {
+                return id;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("SKEIN_E2E_NET must be a number from 0 to 9, not '" + value + "'");
     }
 
     /** The command prefix that runs a program inside the pod's network namespace. */

@@ -228,6 +228,11 @@ public final class ProcessKubelet implements AutoCloseable {
     }
 
     /** Node names, in registration order. */
+    /** The first two octets and dot of this kubelet's pod IPs, e.g. {@code 10.213.}. */
+    public static String podSubnetPrefix() {
+        return PodNetwork.SUBNET;
+    }
+
     public List<String> nodeNames() {
         return new ArrayList<>(nodes.keySet());
     }
