@@ -165,6 +165,7 @@ class SkeinClusterBrokersE2E {
         spec.put("brokers", 3);
         spec.put("jvmOptions", List.of("-Xmx256m"));
         spec.put("storage", Map.of("size", "1Gi"));
+        spec.put("rack", Map.of("topologyKey", "topology.kubernetes.io/zone"));
         spec.put("config", Map.of("min.insync.replicas", "2", "num.io.threads", "2", "num.network.threads", "2"));
         long applied = System.nanoTime();
         clusters(client).resource(resource("SkeinCluster", CLUSTER, spec)).create();
@@ -196,6 +197,20 @@ class SkeinClusterBrokersE2E {
                     .get(10, TimeUnit.SECONDS)).extracting(n -> n.host()).containsExactlyInAnyOrder(
                     "main-broker-0.main-brokers." + NAMESPACE + ".svc", "main-broker-1.main-brokers." + NAMESPACE + ".svc",
                     "main-broker-2.main-brokers." + NAMESPACE + ".svc"));
+
+            // rack awareness: each broker's rack is its node's zone (Kubernetes copies the label onto the pod)
+            Map<String, String> zoneOfNode = new LinkedHashMap<>();
+            client.nodes().list().getItems().forEach(n -> zoneOfNode.put(n.getMetadata().getName(),
+                    n.getMetadata().getLabels().get("topology.kubernetes.io/zone")));
+            Map<Integer, String> expectedRacks = new LinkedHashMap<>();
+            for (Pod pod : brokerPods(client)) {
+                expectedRacks.put(Integer.parseInt(pod.getMetadata().getLabels().get("apps.kubernetes.io/pod-index")),
+                        zoneOfNode.get(pod.getSpec().getNodeName()));
+            }
+            Map<Integer, String> racks = new LinkedHashMap<>();
+            admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).forEach(n -> racks.put(n.id(), n.rack()));
+            assertThat(racks).isEqualTo(expectedRacks);
+            assertThat(Set.copyOf(racks.values())).as("three brokers spread over three zones").hasSize(3);
 
             Map<String, Object> topic = new LinkedHashMap<>();
             topic.put("cluster", CLUSTER);
