@@ -390,4 +390,41 @@ class SkeinClusterBrokersE2E {
         assertThat(seen.nextClearBit(0)).as("first acknowledged record missing").isEqualTo((int) rolled);
         assertThat(duplicates).as("duplicates of an idempotent producer").isZero();
     }
+
+    /**
+     * librdkafka (kcat) in a pod of the cluster, as an application would run: it produces with
+     * acks=all to a SkeinTopic through the bootstrap Service's DNS name, follows the brokers'
+     * advertised pod names, and reads the records back.
+     */
+    @Test
+    @Order(3)
+    void kcatInAPodProducesAndConsumesThroughTheBootstrapService(KubernetesClient client) {
+        topics(client).resource(resource("SkeinTopic", "kcat-orders",
+                Map.of("cluster", CLUSTER, "partitions", 2, "replicationFactor", 3, "minInSyncReplicas", 2))).create();
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ready(topics(client).withName("kcat-orders").get()))
+                .containsEntry("status", "True"));
+        String bootstrap = (String) status(clusters(client).withName(CLUSTER).get()).get("bootstrapServers");
+        String script = String.join("\n",
+                "set -e",
+                "for i in 1 2 3 4 5; do echo \"kcat-$i:value-$i\"; done"
+                        + " | kcat -b " + bootstrap + " -P -t kcat-orders -K: -X acks=all",
+                "kcat -b " + bootstrap + " -C -t kcat-orders -o beginning -e -q -f 'consumed %k=%s\\n'");
+        client.pods().inNamespace(NAMESPACE).resource(new io.fabric8.kubernetes.api.model.PodBuilder()
+                .withNewMetadata().withName("kcat").withNamespace(NAMESPACE).endMetadata()
+                .withNewSpec().withRestartPolicy("Never")
+                .addNewContainer().withName("kcat").withImage("skein-e2e/shell").withArgs(script).endContainer()
+                .endSpec().build()).create();
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(client.pods().inNamespace(NAMESPACE).withName("kcat").get()
+                .getStatus().getPhase()).as("kcat pod phase; log:%n%s", kubelet.log(NAMESPACE, "kcat", "kcat"))
+                .isIn("Succeeded", "Failed"));
+        String log = kubelet.log(NAMESPACE, "kcat", "kcat");
+        System.out.printf("SkeinClusterBrokersE2E: kcat pod log:%n%s%n", log);
+        assertThat(client.pods().inNamespace(NAMESPACE).withName("kcat").get().getStatus().getPhase())
+                .as("kcat pod; log:%n%s", log).isEqualTo("Succeeded");
+        assertThat(log.lines().filter(l -> l.startsWith("consumed ")).sorted().toList()).containsExactly(
+                "consumed kcat-1=value-1", "consumed kcat-2=value-2", "consumed kcat-3=value-3",
+                "consumed kcat-4=value-4", "consumed kcat-5=value-5");
+        client.pods().inNamespace(NAMESPACE).withName("kcat").delete();
+    }
 }
