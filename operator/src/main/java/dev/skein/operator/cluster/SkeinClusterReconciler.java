@@ -103,7 +103,8 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
                             pod.getSpec().getNodeName() == null ? "" : pod.getSpec().getNodeName()));
                 }
             }
-            ClusterHealth health = ClusterHealth.of(brokers, view.get().partitions(), podsById);
+            ClusterHealth health = ClusterHealth.of(brokers, view.get().partitions(), podsById,
+                    view.get().incarnations());
             status.setUnderReplicatedPartitions(health.underReplicatedPartitions());
             status.setOfflinePartitions(health.offlinePartitions());
             status.setBrokers(health.brokers());
@@ -164,14 +165,15 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
     private ClusterView readCluster(ClusterNames names) {
         try {
             ClusterAdmin admin = new ClusterAdmin(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis());
-            return new ClusterView(admin.partitions(), admin.activeController(), null);
+            return new ClusterView(admin.partitions(), admin.activeController(), admin.incarnations(), null);
         } catch (KafkaCallException e) {
-            return new ClusterView(List.of(), OptionalInt.empty(), e.getMessage());
+            return new ClusterView(List.of(), OptionalInt.empty(), Map.of(), e.getMessage());
         }
     }
 
     /** What the cluster said; {@code error} is set (and the rest empty) when it could not be asked. */
-    record ClusterView(List<PartitionReplicas> partitions, OptionalInt controller, String error) {
+    record ClusterView(List<PartitionReplicas> partitions, OptionalInt controller, Map<Integer, String> incarnations,
+                       String error) {
         boolean reachable() {
             return error == null;
         }

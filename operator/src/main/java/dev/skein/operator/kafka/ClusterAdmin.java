@@ -5,6 +5,8 @@ import dev.skein.operator.cluster.ScaleDownPlan;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.PartitionReassignment;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -91,6 +93,29 @@ public final class ClusterAdmin {
         moves.forEach((p, rs) -> request.put(new TopicPartition(p.topic(), p.partition()),
                 Optional.of(new NewPartitionReassignment(rs))));
         get(admin.alterPartitionReassignments(request).all(), "reassign " + moves.size() + " partitions");
+    }
+
+    /**
+     * Each node's directory id as DescribeQuorum reports it: a voter's metadata log dir, another
+     * broker's log dir (its incarnation); both change when a broker starts on an empty disk. Empty
+     * when the cluster does not answer DescribeQuorum: the incarnation is optional in the status.
+     */
+    public Map<Integer, String> incarnations() {
+        QuorumInfo quorum;
+        try {
+            quorum = get(admin.describeMetadataQuorum().quorumInfo(), "describe the metadata quorum");
+        } catch (KafkaCallException e) {
+            return Map.of();
+        }
+        Map<Integer, String> out = new HashMap<>();
+        for (List<QuorumInfo.ReplicaState> states : List.of(quorum.voters(), quorum.observers())) {
+            for (QuorumInfo.ReplicaState r : states) {
+                if (r.replicaDirectoryId() != null && !Uuid.ZERO_UUID.equals(r.replicaDirectoryId())) {
+                    out.put(r.replicaId(), r.replicaDirectoryId().toString());
+                }
+            }
+        }
+        return out;
     }
 
     /** The node id of the active controller, if the cluster names one. */
