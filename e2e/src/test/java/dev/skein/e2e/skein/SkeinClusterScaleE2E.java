@@ -19,6 +19,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -242,8 +243,20 @@ class SkeinClusterScaleE2E {
             // ---- a topic on brokers 3 and 4, written with acks=all
             Map<Integer, List<Integer>> assignment = Map.of(0, List.of(3, 4, 0), 1, List.of(4, 3, 1),
                     2, List.of(2, 3, 4), 3, List.of(0, 1, 2));
-            admin.createTopics(List.of(new NewTopic("spread", assignment).configs(Map.of("min.insync.replicas", "2"))))
+            // (the broker validates but does not yet apply an explicit assignment in CreateTopics: reassign to it)
+            admin.createTopics(List.of(new NewTopic("spread", 4, (short) 3).configs(Map.of("min.insync.replicas", "2"))))
                     .all().get(30, TimeUnit.SECONDS);
+            Map<TopicPartition, Optional<NewPartitionReassignment>> placement = new LinkedHashMap<>();
+            assignment.forEach((p, rs) -> placement.put(new TopicPartition("spread", p),
+                    Optional.of(new NewPartitionReassignment(rs))));
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() ->
+                    admin.alterPartitionReassignments(placement).all().get(10, TimeUnit.SECONDS));
+            await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> {
+                assertThat(admin.listPartitionReassignments().reassignments().get(10, TimeUnit.SECONDS)).isEmpty();
+                assertThat(partitions(admin)).filteredOn(e -> e.getKey().equals("spread"))
+                        .allSatisfy(e -> assertThat(e.getValue().replicas()).extracting(Node::id)
+                                .containsExactlyElementsOf(assignment.get(e.getValue().partition())));
+            });
             Map<String, Long> acked = new java.util.concurrent.ConcurrentHashMap<>();
             Properties producerProps = producerProps(bootstrap);
             await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
