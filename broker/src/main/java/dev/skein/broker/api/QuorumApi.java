@@ -33,7 +33,13 @@ final class QuorumApi {
     DescribeQuorumResponseData describe(DescribeQuorumRequestData request) {
         DescribeQuorumResponseData response = new DescribeQuorumResponseData();
         QuorumDescription quorum = controller.quorum();
-        if (quorum == null) {
+        List<QuorumVoter> configured = QuorumVoter.parseAll(config.controllerQuorumVoters());
+        if (quorum == null && configured.stream().noneMatch(v -> v.id() == config.nodeId()) && !configured.isEmpty()) {
+            // a broker that is not a voter: the voters it is configured with, the active controller its
+            // metadata names; it cannot know their directory ids or the quorum's epoch
+            quorum = new QuorumDescription(controller.image().controllerId(), -1, -1, configured.stream()
+                    .map(v -> new QuorumDescription.Voter(v.id(), Uuid.ZERO_UUID, -1)).toList());
+        } else if (quorum == null) {
             // a single node: its own quorum of one
             quorum = new QuorumDescription(config.nodeId(), 0, -1, List.of(new QuorumDescription.Voter(config.nodeId(),
                     Uuid.ZERO_UUID, -1)));

@@ -116,7 +116,14 @@ class BrokerOnlyNodesIT {
 
     @Test
     void describeQuorumListsTheBrokerOnlyNodesAsObserversWithTheirIncarnation() throws Exception {
-        try (Admin admin = admin(0)) {
+        // asked through a voter, and through a broker-only node (which must not claim to be a quorum of one)
+        for (int node : List.of(0, 3)) {
+            describeQuorumThrough(node);
+        }
+    }
+
+    private void describeQuorumThrough(int node) throws Exception {
+        try (Admin admin = admin(node)) {
             awaitLiveBrokers(admin, Set.of(0, 1, 2, 3, 4));
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
                 var quorum = admin.describeMetadataQuorum().quorumInfo().get(10, TimeUnit.SECONDS);

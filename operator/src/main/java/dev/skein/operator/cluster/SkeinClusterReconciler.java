@@ -103,8 +103,13 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
                             pod.getSpec().getNodeName() == null ? "" : pod.getSpec().getNodeName()));
                 }
             }
-            ClusterHealth health = ClusterHealth.of(brokers, view.get().partitions(), podsById,
-                    view.get().incarnations());
+            // a voter's directory id is known only when a voter answered DescribeQuorum: else the last seen
+            Map<Integer, String> incarnations = new HashMap<>(view.get().incarnations());
+            if (old.getBrokers() != null) {
+                old.getBrokers().stream().filter(b -> b.getNodeId() != null && b.getIncarnation() != null)
+                        .forEach(b -> incarnations.putIfAbsent(b.getNodeId(), b.getIncarnation()));
+            }
+            ClusterHealth health = ClusterHealth.of(brokers, view.get().partitions(), podsById, incarnations);
             status.setUnderReplicatedPartitions(health.underReplicatedPartitions());
             status.setOfflinePartitions(health.offlinePartitions());
             status.setBrokers(health.brokers());

@@ -97,8 +97,9 @@ public final class ClusterAdmin {
 
     /**
      * Each node's directory id as DescribeQuorum reports it: a voter's metadata log dir, another
-     * broker's log dir (its incarnation); both change when a broker starts on an empty disk. Empty
-     * when the cluster does not answer DescribeQuorum: the incarnation is optional in the status.
+     * broker's log dir (its incarnation); both change when a broker starts on an empty disk. A
+     * broker that is not a voter answers without the voters' directory ids, so those may be missing.
+     * Empty when the cluster does not answer DescribeQuorum: the incarnation is optional in the status.
      */
     public Map<Integer, String> incarnations() {
         QuorumInfo quorum;
