@@ -151,7 +151,7 @@ class BrokerDesiredStateTest {
         assertThat(pod.getSpec().getPriorityClassName()).isEqualTo("high");
         Container broker = pod.getSpec().getContainers().get(0);
         assertThat(broker.getImage()).isEqualTo("skein/broker:1.2.3");
-        assertThat(broker.getArgs()).containsExactly("/etc/skein/node-$(SKEIN_NODE_ID).properties");
+        assertThat(broker.getArgs()).containsExactly("--pod");
         assertThat(broker.getEnv()).anySatisfy(e -> {
             assertThat(e.getName()).isEqualTo("SKEIN_NODE_ID");
             assertThat(e.getValueFrom().getFieldRef().getFieldPath())
