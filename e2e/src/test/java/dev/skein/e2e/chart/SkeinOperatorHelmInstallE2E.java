@@ -85,10 +85,24 @@ class SkeinOperatorHelmInstallE2E {
     }
 
     private static KubernetesClient client;
+    private static ControlPlane plane;
+
+    /** What a user sees: kubectl's output (printer columns), printed into the test's log for the docs. */
+    private static String kubectl(String... args) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of(plane.tool("kubectl").toString(), "--kubeconfig",
+                plane.kubeconfig().toString()));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        System.out.printf("$ kubectl %s%n%s", String.join(" ", args), out);
+        return out;
+    }
 
     @BeforeAll
     static void start(KubernetesClient kube, ControlPlane controlPlane) throws Exception {
         client = kube;
+        plane = controlPlane;
         helm = new Helm(controlPlane, Files.createTempDirectory("chart-helm-install-"));
         String java = ProcessHandle.current().info().command().orElse("java");
         ImageRegistry images = ImageRegistry.withDefaults()
@@ -178,6 +192,7 @@ class SkeinOperatorHelmInstallE2E {
         Pod pod = operatorPod();
         assertThat(ready(pod)).as("operator pod Ready after helm install --wait").isTrue();
         String podName = pod.getMetadata().getName();
+        kubectl("get", "deploy,pods,lease", "-n", OPERATOR_NS);
         assertThat(pod.getSpec().getServiceAccountName()).isEqualTo("skein-skein-operator");
         System.out.printf("helm install --wait -> operator pod %s Ready: %d ms%n", podName, installedMs);
 
@@ -206,6 +221,8 @@ class SkeinOperatorHelmInstallE2E {
                 condition(clusters.withName("demo").get(), "Ready"))
                 .containsEntry("status", "True").containsEntry("message", "1/1 brokers ready"));
         long clusterReadyMs = (System.nanoTime() - clusterApplied) / 1_000_000;
+        kubectl("get", "skeincluster", "-n", APPS_NS, "-o", "wide");
+        kubectl("get", "pods,svc,sts,pdb,cm", "-n", APPS_NS, "-l", "skein.dev/cluster=demo");
         @SuppressWarnings("unchecked")
         String bootstrap = (String) ((Map<String, Object>) clusters.withName("demo").get().getAdditionalProperties()
                 .get("status")).get("bootstrapServers");
@@ -219,6 +236,7 @@ class SkeinOperatorHelmInstallE2E {
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(condition(topics.withName("greetings").get(), "Ready"))
                 .containsEntry("status", "True"));
         long topicReadyMs = (System.nanoTime() - topicApplied) / 1_000_000;
+        assertThat(kubectl("get", "skein", "-n", APPS_NS)).contains("greetings").contains("demo");
 
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
