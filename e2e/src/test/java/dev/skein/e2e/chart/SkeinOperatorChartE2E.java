@@ -213,7 +213,7 @@ class SkeinOperatorChartE2E {
         assertThat(rules(clusterRole.getRules())).noneMatch(r -> r.contains("*") || r.contains("secrets"));
         Role lease = ofKind(objects, Role.class).getFirst();
         assertThat(rules(lease.getRules())).containsExactly("coordination.k8s.io [leases] [create]",
-                "coordination.k8s.io [leases] [get, update] names [skein-operator]");
+                "coordination.k8s.io [leases] [get, update, patch] names [skein-operator]");
     }
 
     @Test
