@@ -44,7 +44,8 @@ import static org.awaitility.Awaitility.await;
  * as operator-image/Dockerfile runs it). The operator runs in a pod with the chart's ServiceAccount
  * and RBAC only (in-cluster config: service-account token, KUBERNETES_SERVICE_HOST), turns Ready on
  * /healthz, takes the leader Lease, and reconciles a one-broker SkeinCluster (broker pod on the
- * kubelet) to Ready and a SkeinTopic on it, which takes a record; its log shows no 403.
+ * kubelet) to Ready and a SkeinTopic on it, which takes a record; its log shows no 403. Both
+ * namespaces enforce the restricted Pod Security Standard.
  */
 @ExtendWith(ControlPlaneExtension.class)
 class SkeinOperatorHelmInstallE2E {
@@ -109,8 +110,14 @@ class SkeinOperatorHelmInstallE2E {
                 .register("skein/operator", List.of(java, "-jar", jar("operator", "skein-operator.jar").toString()))
                 .register("skein/broker", List.of(java, "-jar", jar("broker", "skein-broker.jar").toString()));
         kubelet = ProcessKubelet.builder(kube).namePrefix("helm-node-").nodes(2).zones(2).images(images).build().start();
-        kube.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(APPS_NS).endMetadata().build())
-                .serverSideApply();
+        // Both namespaces enforce the "restricted" Pod Security Standard: the API server admits the
+        // operator's and the brokers' pods only if their security contexts are what the chart and
+        // the operator claim (non-root, no escalation, no capabilities, seccomp RuntimeDefault).
+        for (String ns : List.of(OPERATOR_NS, APPS_NS)) {
+            kube.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns)
+                    .addToLabels("pod-security.kubernetes.io/enforce", "restricted").endMetadata().build())
+                    .serverSideApply();
+        }
     }
 
     @AfterAll
@@ -183,7 +190,7 @@ class SkeinOperatorHelmInstallE2E {
     @Test
     void helmInstalledOperatorRunsInClusterWithTheChartsRbacAndReconcilesAClusterAndATopic() throws Exception {
         long start = System.nanoTime();
-        helm.run("install", RELEASE, RepoFiles.chart().toString(), "--namespace", OPERATOR_NS, "--create-namespace",
+        helm.run("install", RELEASE, RepoFiles.chart().toString(), "--namespace", OPERATOR_NS,
                 "--set", "image.repository=skein/operator", "--set", "jvmOptions=-Xmx256m",
                 "--set", "resyncSeconds=10", "--wait", "--timeout", "3m").ok("install");
         installed = true;
