@@ -189,6 +189,13 @@ class SkeinOperatorHelmInstallE2E {
 
     @Test
     void helmInstalledOperatorRunsInClusterWithTheChartsRbacAndReconcilesAClusterAndATopic() throws Exception {
+        // the namespaces' restricted policy is enforced: a pod with no security context is refused
+        Pod plain = new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata().withName("plain")
+                .withNamespace(APPS_NS).endMetadata().withNewSpec().addNewContainer().withName("c")
+                .withImage("skein-e2e/sleeper").endContainer().endSpec().build();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> client.resource(plain).create())
+                .hasMessageContaining("violates PodSecurity \"restricted:latest\"");
+
         long start = System.nanoTime();
         helm.run("install", RELEASE, RepoFiles.chart().toString(), "--namespace", OPERATOR_NS,
                 "--set", "image.repository=skein/operator", "--set", "jvmOptions=-Xmx256m",
