@@ -141,7 +141,8 @@ class SkeinOperatorChartE2E {
                 metrics:
                   serviceMonitor: {enabled: true, labels: {release: prometheus}}
                   brokerPodMonitor: {enabled: true}
-                  prometheusRule: {enabled: true, consumerLagThreshold: 5000, for: 10m}
+                  prometheusRule: {enabled: true, consumerLagThreshold: 5000, for: 10m, clusterStatusAlerts: true}
+                kubeStateMetrics: {customResourceState: true}
                 grafanaDashboard: {enabled: true}
                 """.formatted(WATCHED.get(0), WATCHED.get(1)));
     }
@@ -254,18 +255,28 @@ class SkeinOperatorChartE2E {
                 .getAdditionalProperties().get("spec")).get("groups")).stream()
                 .flatMap(g -> ((List<Map<String, Object>>) g.get("rules")).stream()).toList();
         assertThat(alerts).extracting(a -> a.get("alert")).containsExactlyInAnyOrder("SkeinUnderReplicatedPartitions",
-                "SkeinBrokerMetricsMissing", "SkeinOperatorReconcileErrors", "SkeinOperatorDown",
+                "SkeinBrokerMetricsMissing", "SkeinOfflinePartitions", "SkeinClusterUnderReplicated",
+                "SkeinClusterNotReady", "SkeinOperatorReconcileErrors", "SkeinOperatorDown",
                 "SkeinConsumerGroupLagHigh");
-        assertThat(alerts).allSatisfy(a -> assertThat(a).containsEntry("for", "10m"));
+        assertThat(alerts).filteredOn(a -> !"SkeinOfflinePartitions".equals(a.get("alert")))
+                .allSatisfy(a -> assertThat(a).containsEntry("for", "10m"));
         assertThat(alerts).extracting(a -> (String) a.get("expr")).anySatisfy(e -> assertThat(e)
                         .contains("kafka_server_replicamanager_under_replicated_partitions"))
                 .anySatisfy(e -> assertThat(e).contains("skein_operator_reconcile_errors_total"))
-                .anySatisfy(e -> assertThat(e).endsWith("(skein_consumer_group_total_lag) > 5000"));
+                .anySatisfy(e -> assertThat(e).endsWith("(skein_consumer_group_total_lag) > 5000"))
+                .anySatisfy(e -> assertThat(e).contains("skein_cluster_offline_partitions"));
+        // the kube-state-metrics config exports exactly the metrics those alerts read
+        ConfigMap ksm = ofKind(objects, ConfigMap.class).stream()
+                .filter(c -> c.getMetadata().getName().endsWith("-kube-state-metrics")).findFirst().orElseThrow();
+        assertThat(ksm.getData().get("skein-custom-resource-state.yaml")).contains("kind: CustomResourceStateMetrics",
+                "metricNamePrefix: skein_cluster", "name: offline_partitions", "path: [status, offlinePartitions]",
+                "name: under_replicated_partitions", "name: condition");
         GenericKubernetesResource monitor = ofKind(objects, GenericKubernetesResource.class).stream()
                 .filter(o -> o.getKind().equals("ServiceMonitor")).findFirst().orElseThrow();
         assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "prometheus");
 
-        ConfigMap dashboard = ofKind(objects, ConfigMap.class).getFirst();
+        ConfigMap dashboard = ofKind(objects, ConfigMap.class).stream()
+                .filter(c -> c.getMetadata().getName().endsWith("-dashboard")).findFirst().orElseThrow();
         assertThat(dashboard.getMetadata().getLabels()).containsEntry("grafana_dashboard", "1");
         @SuppressWarnings("unchecked")
         Map<String, Object> json = client.getKubernetesSerialization().unmarshal(dashboard.getData().get("skein.json"),
