@@ -58,6 +58,7 @@ class SkeinOperatorHelmInstallE2E {
 
     private static ProcessKubelet kubelet;
     private static Helm helm;
+    private static Path helmHome;
     private static boolean installed;
 
     @RegisterExtension
@@ -104,7 +105,8 @@ class SkeinOperatorHelmInstallE2E {
     static void start(KubernetesClient kube, ControlPlane controlPlane) throws Exception {
         client = kube;
         plane = controlPlane;
-        helm = new Helm(controlPlane, Files.createTempDirectory("chart-helm-install-"));
+        helmHome = Files.createTempDirectory("chart-helm-install-");
+        helm = new Helm(controlPlane, helmHome);
         String java = ProcessHandle.current().info().command().orElse("java");
         ImageRegistry images = ImageRegistry.withDefaults()
                 .register("skein/operator", List.of(java, "-jar", jar("operator", "skein-operator.jar").toString()))
@@ -128,12 +130,26 @@ class SkeinOperatorHelmInstallE2E {
                 topics.delete(); // the operator removes its finalizer (deletionPolicy Retain)
                 await().atMost(Duration.ofSeconds(60)).until(() -> topics.list().getItems().isEmpty());
             }
-            kube.genericKubernetesResources(CLUSTERS).inNamespace(APPS_NS).delete();
-            if (installed) {
-                helm.run("uninstall", RELEASE, "--namespace", OPERATOR_NS, "--wait", "--timeout", "2m")
-                        .ok("uninstall");
-            }
         } finally {
+            // whatever the operator did not finish must not keep the namespace from going away
+            for (GenericKubernetesResource left : kube.genericKubernetesResources(TOPICS).inNamespace(APPS_NS).list()
+                    .getItems()) {
+                kube.genericKubernetesResources(TOPICS).inNamespace(APPS_NS).withName(left.getMetadata().getName())
+                        .edit(r -> {
+                            r.getMetadata().setFinalizers(List.of());
+                            return r;
+                        });
+            }
+            kube.genericKubernetesResources(TOPICS).inNamespace(APPS_NS).delete();
+            kube.genericKubernetesResources(CLUSTERS).inNamespace(APPS_NS).delete();
+            if (helm != null) {
+                Helm.Result uninstall = helm.run("uninstall", RELEASE, "--namespace", OPERATOR_NS, "--wait",
+                        "--timeout", "2m");
+                System.out.println("helm uninstall: exit " + uninstall.exitCode() + ": " + uninstall.output().strip());
+            }
+            // cluster-scoped objects of a release that failed half-way
+            kube.rbac().clusterRoleBindings().withName("skein-skein-operator").delete();
+            kube.rbac().clusterRoles().withName("skein-skein-operator").delete();
             kube.pods().inNamespace(APPS_NS).withGracePeriod(0).delete();
             kube.pods().inNamespace(OPERATOR_NS).withGracePeriod(0).delete();
             if (kubelet != null) {
@@ -141,6 +157,11 @@ class SkeinOperatorHelmInstallE2E {
             }
             kube.namespaces().withName(APPS_NS).delete();
             kube.namespaces().withName(OPERATOR_NS).delete();
+            if (helmHome != null) {
+                try (var files = Files.walk(helmHome)) {
+                    files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                }
+            }
         }
     }
 
