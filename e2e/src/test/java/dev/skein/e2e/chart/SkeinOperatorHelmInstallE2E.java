@@ -284,6 +284,16 @@ class SkeinOperatorHelmInstallE2E {
             assertThat(sent.offset()).isZero();
         }
 
+        // converged: the operator has read the cluster's replication state through the bootstrap Service
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> status = (Map<String, Object>) clusters.withName("demo").get()
+                    .getAdditionalProperties().get("status");
+            assertThat(status).containsEntry("underReplicatedPartitions", 0).containsEntry("offlinePartitions", 0)
+                    .containsKey("activeController");
+        });
+        kubectl("get", "skeincluster", "-n", APPS_NS, "-o", "wide");
+
         // GitOps: applying the same manifests again changes nothing, and idle reconciles write nothing
         List<String> before = versions(clusters.withName("demo").get(), topics.withName("greetings").get());
         clusters.resource(clusterManifest).fieldManager("gitops").serverSideApply();
