@@ -1,6 +1,7 @@
 package dev.skein.broker;
 
 import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.k8s.PodEntrypoint;
 import dev.skein.broker.server.SkeinBroker;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -16,7 +17,9 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code java -jar skein-broker.jar server.properties [--override key=value ...]}: starts one broker
- * from a Kafka-style properties file and runs until SIGTERM/SIGINT.
+ * from a Kafka-style properties file and runs until SIGTERM/SIGINT. In a StatefulSet pod,
+ * {@code java -jar skein-broker.jar --pod [--override key=value ...]} (the broker image's default)
+ * takes the properties from the pod instead: see {@link PodEntrypoint}.
  */
 public final class Main {
     private Main() {
@@ -25,10 +28,11 @@ public final class Main {
     public static void main(String[] args) throws Exception {
         Map<String, String> props;
         try {
-            props = parseArgs(args);
+            props = parseArgs(args, System.getenv());
         } catch (IllegalArgumentException | IOException e) {
             System.err.println("skein-broker: " + e.getMessage());
             System.err.println("usage: java -jar skein-broker.jar server.properties [--override key=value ...]");
+            System.err.println("       java -jar skein-broker.jar --pod [--override key=value ...]   (in a StatefulSet pod)");
             System.exit(2);
             return;
         }
@@ -56,21 +60,27 @@ public final class Main {
         stopped.await();
     }
 
-    static Map<String, String> parseArgs(String[] args) throws IOException {
+    static Map<String, String> parseArgs(String[] args, Map<String, String> env) throws IOException {
         if (args.length == 0) {
-            throw new IllegalArgumentException("missing the path of server.properties");
-        }
-        Path file = Path.of(args[0]);
-        if (!Files.isReadable(file)) {
-            throw new IllegalArgumentException("cannot read " + file);
-        }
-        Properties p = new Properties();
-        try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            p.load(r);
+            throw new IllegalArgumentException("missing the path of server.properties (or --pod)");
         }
         Map<String, String> props = new HashMap<>();
-        for (String k : p.stringPropertyNames()) {
-            props.put(k, p.getProperty(k).trim());
+        if (args[0].equals("--pod")) {
+            props.putAll(PodEntrypoint.serverProperties(env));
+            System.out.print("skein-broker --pod: node.id " + props.get("node.id") + " from HOSTNAME "
+                    + env.get("HOSTNAME") + "; server.properties:\n" + PodEntrypoint.render(props));
+        } else {
+            Path file = Path.of(args[0]);
+            if (!Files.isReadable(file)) {
+                throw new IllegalArgumentException("cannot read " + file);
+            }
+            Properties p = new Properties();
+            try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+                p.load(r);
+            }
+            for (String k : p.stringPropertyNames()) {
+                props.put(k, p.getProperty(k).trim());
+            }
         }
         for (int i = 1; i < args.length; i++) {
             if (!args[i].equals("--override") || i + 1 >= args.length) {

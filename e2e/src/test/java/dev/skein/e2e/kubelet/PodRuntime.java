@@ -850,7 +850,8 @@ final class PodRuntime {
                 .withPhase(phase)
                 .withHostIP(hostIp).addNewHostIP(hostIp)
                 .withStartTime(rp.startTime)
-                .withQosClass("BestEffort")
+                // the API server sets the QoS class at creation and refuses to change it (422): keep it
+                .withQosClass(pod.getStatus() == null ? null : pod.getStatus().getQosClass())
                 .withConditions(
                         condition("PodReadyToStartContainers", rp.net != null, now),
                         condition("Initialized", rp.initialized(), now),

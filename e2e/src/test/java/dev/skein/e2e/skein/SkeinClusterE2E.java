@@ -153,7 +153,7 @@ class SkeinClusterE2E {
                 .extracting(p -> p.getMetadata().getName() + "#" + p.getMetadata().getLabels().get("apps.kubernetes.io/pod-index"))
                 .containsExactlyInAnyOrder("alpha-broker-0#0", "alpha-broker-1#1", "alpha-broker-2#2"));
         Pod pod = client.pods().inNamespace(NAMESPACE).withName("alpha-broker-1").get();
-        assertThat(pod.getSpec().getContainers().get(0).getArgs()).containsExactly("/etc/skein/node-$(SKEIN_NODE_ID).properties");
+        assertThat(pod.getSpec().getContainers().get(0).getArgs()).containsExactly("--pod");
         assertThat(pod.getSpec().getVolumes()).anySatisfy(v -> assertThat(v.getPersistentVolumeClaim().getClaimName())
                 .isEqualTo("data-alpha-broker-1"));
 

@@ -20,8 +20,9 @@ import java.util.TreeMap;
 /**
  * The ConfigMap with one {@code node-<id>.properties} per broker: the spec's broker defaults plus
  * the keys the operator owns (node id, roles, listeners, voters, log dir). A broker starts with
- * {@code java -jar skein-broker.jar /etc/skein/node-$(SKEIN_NODE_ID).properties}, so the image
- * needs no logic of its own. Output is deterministic: the same spec gives byte-identical data.
+ * {@code java -jar skein-broker.jar --pod}, which reads {@code /etc/skein/node-<ordinal>.properties}
+ * (ordinal from the pod's hostname, checked against {@code SKEIN_NODE_ID}; the broker's
+ * {@code PodEntrypoint}). Output is deterministic: the same spec gives byte-identical data.
  *
  * <p>The first {@code controllerVoters} node ids are controller voters ({@code broker,controller});
  * the others are brokers only.

@@ -37,6 +37,9 @@ import java.util.Map;
  */
 public final class BrokerStatefulSet {
     static final String DATA_VOLUME = "data";
+    static final String TMP_VOLUME = "tmp";
+    /** The uid and gid of the broker image's user. */
+    static final long BROKER_UID = 10001;
     static final String CONFIG_VOLUME = "config";
     static final int TERMINATION_GRACE_SECONDS = 120;
     /** The broker's rack, from its pod's copy of the node's topology label (with {@code spec.rack}). */
@@ -51,7 +54,8 @@ public final class BrokerStatefulSet {
         PodTemplateSpec template = spec.getTemplate() == null ? new PodTemplateSpec() : spec.getTemplate();
         StorageSpec storage = spec.getStorage();
         List<Volume> volumes = new ArrayList<>(List.of(new VolumeBuilder().withName(CONFIG_VOLUME)
-                .withNewConfigMap().withName(names.configMap()).endConfigMap().build()));
+                .withNewConfigMap().withName(names.configMap()).endConfigMap().build(),
+                new VolumeBuilder().withName(TMP_VOLUME).withNewEmptyDir().endEmptyDir().build()));
         List<PersistentVolumeClaim> claims = new ArrayList<>();
         if (storage == null) {
             // no storage in the spec: data lives as long as the pod (development clusters only)
@@ -83,6 +87,10 @@ public final class BrokerStatefulSet {
                 .endMetadata()
                 .withNewSpec()
                 .withServiceAccountName(names.serviceAccount())
+                // the broker image's user (broker-image/Dockerfile); fsGroup makes the data volume writable for it
+                .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(BROKER_UID).withRunAsGroup(BROKER_UID)
+                .withFsGroup(BROKER_UID).withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile()
+                .endSecurityContext()
                 .withTerminationGracePeriodSeconds((long) TERMINATION_GRACE_SECONDS)
                 .withAffinity(template.getAffinity())
                 .withTolerations(template.getTolerations())
@@ -135,7 +143,8 @@ public final class BrokerStatefulSet {
         ContainerBuilder c = new ContainerBuilder()
                 .withName("broker")
                 .withImage(spec.getImage() == null ? ClusterNames.DEFAULT_IMAGE : spec.getImage())
-                .withArgs(ClusterNames.CONFIG_DIR + "/node-$(SKEIN_NODE_ID).properties")
+                // the broker picks node-<ordinal>.properties from CONFIG_DIR itself (PodEntrypoint)
+                .withArgs("--pod")
                 .withEnv(env)
                 .addNewPort().withName("kafka").withContainerPort(ClusterNames.CLIENT_PORT).endPort()
                 .addNewPort().withName("controller").withContainerPort(ClusterNames.CONTROLLER_PORT).endPort()
@@ -146,7 +155,11 @@ public final class BrokerStatefulSet {
                 .withInitialDelaySeconds(60).withPeriodSeconds(10).withFailureThreshold(6).endLivenessProbe()
                 .addNewVolumeMount().withName(DATA_VOLUME).withMountPath(ClusterNames.DATA_DIR).endVolumeMount()
                 .addNewVolumeMount().withName(CONFIG_VOLUME).withMountPath(ClusterNames.CONFIG_DIR).withReadOnly(true)
-                .endVolumeMount();
+                .endVolumeMount()
+                // the root filesystem is read-only: the broker writes its data volume and the JVM /tmp only
+                .addNewVolumeMount().withName(TMP_VOLUME).withMountPath("/tmp").endVolumeMount()
+                .withNewSecurityContext().withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)
+                .withNewCapabilities().withDrop("ALL").endCapabilities().endSecurityContext();
         if (spec.getResources() != null) {
             c.withResources(spec.getResources());
         }

@@ -191,7 +191,7 @@ class BrokerDesiredStateTest {
         assertThat(pod.getSpec().getPriorityClassName()).isEqualTo("high");
         Container broker = pod.getSpec().getContainers().get(0);
         assertThat(broker.getImage()).isEqualTo("skein/broker:1.2.3");
-        assertThat(broker.getArgs()).containsExactly("/etc/skein/node-$(SKEIN_NODE_ID).properties");
+        assertThat(broker.getArgs()).containsExactly("--pod");
         assertThat(broker.getEnv()).anySatisfy(e -> {
             assertThat(e.getName()).isEqualTo("SKEIN_NODE_ID");
             assertThat(e.getValueFrom().getFieldRef().getFieldPath())
@@ -200,6 +200,16 @@ class BrokerDesiredStateTest {
         assertThat(broker.getEnv()).anySatisfy(e -> assertThat(e.getName() + "=" + e.getValue())
                 .isEqualTo("JAVA_TOOL_OPTIONS=-Xmx1g -XX:+UseZGC"));
         assertThat(broker.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
+        // non-root as the broker image's user, data volume writable through fsGroup, read-only root with /tmp
+        assertThat(pod.getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
+        assertThat(pod.getSpec().getSecurityContext().getRunAsUser()).isEqualTo(10001L);
+        assertThat(pod.getSpec().getSecurityContext().getFsGroup()).isEqualTo(10001L);
+        assertThat(pod.getSpec().getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+        assertThat(broker.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
+        assertThat(broker.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
+        assertThat(broker.getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
+        assertThat(broker.getVolumeMounts()).extracting(m -> m.getMountPath())
+                .containsExactlyInAnyOrder("/var/lib/skein", "/etc/skein", "/tmp");
         assertThat(sts.getMetadata().getOwnerReferences()).singleElement().satisfies(o -> {
             assertThat(o.getKind()).isEqualTo("SkeinCluster");
             assertThat(o.getUid()).isEqualTo("0b5e0000-0000-4000-8000-000000000001");
