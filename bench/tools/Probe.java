@@ -81,6 +81,8 @@ public final class Probe {
         Arrays.fill(latencyNs, -1);
         AtomicLong received = new AtomicLong();
         long intervalNs = 1_000_000_000L / rate;
+        // PROBE_SLOW_US=N: each record slower than N us is named on stderr (partition, offset, when)
+        long slowUs = Long.parseLong(System.getenv().getOrDefault("PROBE_SLOW_US", "0"));
 
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
@@ -122,6 +124,10 @@ public final class Probe {
                     if (i >= 0 && i < total && latencyNs[i] < 0) {
                         latencyNs[i] = now - due;
                         received.incrementAndGet();
+                        if (slowUs > 0 && latencyNs[i] / 1000 >= slowUs) {
+                            System.err.printf("slow record %d partition %d offset %d: %d us (due at +%d ms)%n", i,
+                                    r.partition(), r.offset(), latencyNs[i] / 1000, (due - start) / 1_000_000);
+                        }
                     }
                 }
             }
