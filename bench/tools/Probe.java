@@ -41,7 +41,9 @@ import java.util.concurrent.locks.LockSupport;
  *       {@code send()} was called, to the moment a consumer (in this process, so one clock) polls it.
  *       A broker that stalls the producer is therefore charged for every record that should have been
  *       sent during the stall. Records due in the warm-up are not counted. Prints
- *       {@code count<TAB>p50_us<TAB>p99_us<TAB>p999_us<TAB>max_us<TAB>missing}.</li>
+ *       {@code count<TAB>p50_us<TAB>p99_us<TAB>p999_us<TAB>max_us<TAB>missing}. For diagnosis:
+ *       {@code PROBE_SLOW_US=N} names every record slower than N us on stderr (partition, offset, due
+ *       time), {@code PROBE_FETCH_MAX_WAIT_MS} sets the consumer's {@code fetch.max.wait.ms}.</li>
  *   <li>{@code touch BOOTSTRAP TOPIC}: one 100-byte record to every partition of the topic, so every
  *       partition has a segment with data (acks=1); prints the number of partitions written.</li>
  *   <li>{@code idle BOOTSTRAP_HOST:PORT COUNT}: opens COUNT TCP connections, each completing an
@@ -84,10 +86,16 @@ public final class Probe {
         // PROBE_SLOW_US=N: each record slower than N us is named on stderr (partition, offset, when)
         long slowUs = Long.parseLong(System.getenv().getOrDefault("PROBE_SLOW_US", "0"));
 
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
+        Map<String, Object> consumerProps = new java.util.HashMap<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class));
+        // PROBE_FETCH_MAX_WAIT_MS: the consumer's fetch.max.wait.ms, to tell a consumer long poll from other waits
+        String maxWait = System.getenv("PROBE_FETCH_MAX_WAIT_MS");
+        if (maxWait != null) {
+            consumerProps.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, Integer.parseInt(maxWait));
+        }
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps);
              KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(bootstrap, acks))) {
             List<TopicPartition> partitions = new ArrayList<>();
             for (PartitionInfo p : producer.partitionsFor(topic)) {
