@@ -133,8 +133,8 @@ public final class Probe {
                         latencyNs[i] = now - due;
                         received.incrementAndGet();
                         if (slowUs > 0 && latencyNs[i] / 1000 >= slowUs) {
-                            System.err.printf("slow record %d partition %d offset %d: %d us (due at +%d ms)%n", i,
-                                    r.partition(), r.offset(), latencyNs[i] / 1000, (due - start) / 1_000_000);
+                            System.err.printf("slow record %d partition %d offset %d: %d us (due at +%d ms) received %s%n", i,
+                                    r.partition(), r.offset(), latencyNs[i] / 1000, (due - start) / 1_000_000, java.time.Instant.now());
                         }
                     }
                 }
