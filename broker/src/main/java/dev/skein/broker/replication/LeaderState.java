@@ -162,14 +162,10 @@ public final class LeaderState {
         if (isr.size() < minInsyncReplicas) {
             return false;
         }
-        long candidate = leaderLogEndOffset;
-        for (int r : maximalIsr()) {
-            if (r == localId) {
-                continue;
-            }
-            Follower f = followers.get(r);
-            long leo = f == null ? UNKNOWN_OFFSET : f.logEndOffset;
-            candidate = Math.min(candidate, leo);
+        // the maximal ISR without building it: this runs on every follower fetch and every append
+        long candidate = minLogEndOffset(isr, leaderLogEndOffset);
+        if (pendingIsr != null) {
+            candidate = minLogEndOffset(pendingIsr, candidate);
         }
         if (candidate > highWatermark) {
             highWatermark = candidate;
@@ -223,6 +219,20 @@ public final class LeaderState {
         Follower f = followers.get(followerId);
         long leo = f == null || f.logEndOffset < 0 ? 0 : f.logEndOffset;
         return Math.max(0, leaderLogEndOffset - leo);
+    }
+
+    /** The smallest of {@code bound} and the log end offsets of the followers among {@code members}. */
+    private long minLogEndOffset(List<Integer> members, long bound) {
+        long min = bound;
+        for (int i = 0, n = members.size(); i < n; i++) {
+            int r = members.get(i);
+            if (r == localId) {
+                continue;
+            }
+            Follower f = followers.get(r);
+            min = Math.min(min, f == null ? UNKNOWN_OFFSET : f.logEndOffset);
+        }
+        return min;
     }
 
     private boolean isCaughtUp(int followerId, long leaderLogEndOffset, long nowMs, long lagTimeMaxMs) {

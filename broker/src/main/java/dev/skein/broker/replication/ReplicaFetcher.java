@@ -64,6 +64,12 @@ public final class ReplicaFetcher implements Runnable {
     private volatile Thread thread;
     private volatile Socket socket;
     private int correlationId;
+    /**
+     * Reused for every fetch response up to {@link #REUSED_RECEIVE_BYTES}: a response is fully handled
+     * (its records appended to the local logs) before the next is read, and nothing keeps its bytes.
+     */
+    private byte[] receiveBuffer = new byte[0];
+    private static final int REUSED_RECEIVE_BYTES = 1 << 20;
 
     public ReplicaFetcher(int localId, int leaderId, String host, int port, FollowerLogs logs, ReplicationConfig config,
                           Time time, short version) {
@@ -323,9 +329,15 @@ public final class ReplicaFetcher implements Runnable {
         if (size < 0 || size > Math.max(config.fetchResponseMaxBytes(), config.fetchMaxBytes()) * 2 + (1 << 20)) {
             throw new IOException("fetch response of " + size + " bytes is out of bounds");
         }
-        byte[] bytes = new byte[size];
-        in.readFully(bytes);
-        ByteBuffer buf = ByteBuffer.wrap(bytes);
+        byte[] bytes = receiveBuffer;
+        if (size > bytes.length) {
+            bytes = new byte[size];
+            if (size <= REUSED_RECEIVE_BYTES) {
+                receiveBuffer = bytes;
+            }
+        }
+        in.readFully(bytes, 0, size);
+        ByteBuffer buf = ByteBuffer.wrap(bytes, 0, size).slice();
         ResponseHeader rh = ResponseHeader.parse(buf, ApiKeys.FETCH.responseHeaderVersion(version));
         if (rh.correlationId() != correlationId) {
             throw new IOException("correlation id " + rh.correlationId() + " does not match " + correlationId);

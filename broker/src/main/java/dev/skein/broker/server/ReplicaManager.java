@@ -588,7 +588,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
      */
     public CompletableFuture<Map<FetchRequestPartition, FetchResult>> fetch(int replicaId, List<FetchRequestPartition> requested,
                                                                            long maxWaitMs, int minBytes, int maxBytes) {
-        Map<FetchRequestPartition, FetchResult> now = readAll(replicaId, requested, maxBytes);
+        Map<FetchRequestPartition, FetchResult> now = readAll(replicaId, requested, maxBytes, true);
         if (replicaId >= 0 && maxWaitMs > 0) {
             // a follower held back by the leader throttle asks again once the bucket refills, not after its whole wait
             maxWaitMs = Math.min(maxWaitMs, leaderThrottleWaitMs(replicaId, requested));
@@ -598,7 +598,11 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             return CompletableFuture.completedFuture(now);
         }
         List<TopicPartition> watched = requested.stream().map(r -> r.partition().topicPartition()).distinct().toList();
-        DelayedFetch delayed = new DelayedFetch(watched, minBytes, () -> readAll(replicaId, requested, maxBytes));
+        // A re-read only reads: recording the follower's fetch offset again could run after the follower
+        // already fetched further (the answer to this fetch went out on another thread) and move its log
+        // end offset back, holding the high watermark, and every acks=all produce, until its next fetch
+        // expired (replica.fetch.wait.max.ms). Kafka records a follower's fetch once, on arrival, too.
+        DelayedFetch delayed = new DelayedFetch(watched, minBytes, () -> readAll(replicaId, requested, maxBytes, false));
         for (TopicPartition tp : watched) {
             waiting.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(delayed);
         }
@@ -648,12 +652,14 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         });
     }
 
-    private Map<FetchRequestPartition, FetchResult> readAll(int replicaId, List<FetchRequestPartition> requested, int maxBytes) {
+    /** Reads the partitions; with {@code recordFollowerFetch}, a follower's fetch offsets are recorded first. */
+    private Map<FetchRequestPartition, FetchResult> readAll(int replicaId, List<FetchRequestPartition> requested, int maxBytes,
+                                                            boolean recordFollowerFetch) {
         Map<FetchRequestPartition, FetchResult> out = new LinkedHashMap<>();
         int remaining = maxBytes;
         boolean minOneMessage = true;
         for (FetchRequestPartition r : requested) {
-            FetchResult result = readOne(replicaId, r, Math.min(remaining, r.maxBytes()), minOneMessage);
+            FetchResult result = readOne(replicaId, r, Math.min(remaining, r.maxBytes()), minOneMessage, recordFollowerFetch);
             out.put(r, result);
             if (result.bytes() > 0) {
                 minOneMessage = false;
@@ -663,7 +669,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         return out;
     }
 
-    private FetchResult readOne(int replicaId, FetchRequestPartition r, int maxBytes, boolean minOneMessage) {
+    private FetchResult readOne(int replicaId, FetchRequestPartition r, int maxBytes, boolean minOneMessage,
+                                boolean recordFollowerFetch) {
         Partition p = partitions.get(r.partition().topicPartition());
         if (p == null || !p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
             return FetchResult.error(r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)
@@ -684,19 +691,21 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         long readLimit;
         if (replicaId >= 0) {
             TopicPartition tp = r.partition().topicPartition();
-            Partition.FollowerFetchOutcome outcome = p.recordFollowerFetch(replicaId, r.fetchOffset(),
-                    r.lastFetchedEpoch(), minIsr(tp), time.milliseconds());
-            if (outcome == null) {
-                return FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER);
+            if (recordFollowerFetch) {
+                Partition.FollowerFetchOutcome outcome = p.recordFollowerFetch(replicaId, r.fetchOffset(),
+                        r.lastFetchedEpoch(), minIsr(tp), time.milliseconds());
+                if (outcome == null) {
+                    return FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER);
+                }
+                if (outcome.diverging() != null) {
+                    return new FetchResult(Errors.NONE, p.highWatermark(), l.logStartOffset(), MemoryRecords.EMPTY,
+                            outcome.diverging());
+                }
+                if (outcome.highWatermarkAdvanced()) {
+                    fetchCompletionPool.execute(() -> onPartitionStateChange(tp));
+                }
+                maybeExpandIsr(p, replicaId);
             }
-            if (outcome.diverging() != null) {
-                return new FetchResult(Errors.NONE, p.highWatermark(), l.logStartOffset(), MemoryRecords.EMPTY,
-                        outcome.diverging());
-            }
-            if (outcome.highWatermarkAdvanced()) {
-                fetchCompletionPool.execute(() -> onPartitionStateChange(tp));
-            }
-            maybeExpandIsr(p, replicaId);
             readLimit = Long.MAX_VALUE;
             Throttle throttle = leaderThrottleFor(p, replicaId);
             if (throttle != null) {

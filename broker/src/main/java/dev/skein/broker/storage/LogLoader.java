@@ -46,6 +46,8 @@ final class LogLoader {
         long checkpointRecovery = clean && !swapsCompleted ? Long.MAX_VALUE : cp.recoveryPoint();
 
         openSegments(checkpointRecovery, now);
+        // a partition just created: no segment, no checkpoint, nothing written that could need recovery
+        boolean fresh = segments.isEmpty() && !Files.exists(dir.resolve(PartitionCheckpoint.FILE));
         if (segments.isEmpty()) {
             long start = Math.max(0, cp.logStartOffset());
             segments.put(start, LogSegment.create(dir, start, config, now));
@@ -58,7 +60,9 @@ final class LogLoader {
         epochCache.truncateFromStart(logStartOffset);
 
         boolean recovered = !clean || swapsCompleted;
-        if (recovered) {
+        // A fresh log's files are empty: the directory fsync of the checkpoint write below makes them
+        // durable. Fsyncing each of them cost three fsyncs per partition on every topic creation.
+        if (recovered && !fresh) {
             for (LogSegment s : segments.values()) {
                 s.flush();
             }
@@ -66,8 +70,10 @@ final class LogLoader {
         long snapshotLimit = recovered ? Math.min(cp.recoveryPoint(), logEndOffset) : logEndOffset;
         snapshots.rebuild(segments, logStartOffset, logEndOffset, snapshotLimit, recovered);
         new PartitionCheckpoint(logStartOffset, logEndOffset, cleanerCheckpoint, epochCache.entries()).write(dir);
-        Files.deleteIfExists(dir.resolve(PartitionLog.CLEAN_SHUTDOWN));
-        Checkpoints.fsyncDirectory(dir);
+        // the checkpoint write fsynced the directory after everything above; only this removal comes later
+        if (Files.deleteIfExists(dir.resolve(PartitionLog.CLEAN_SHUTDOWN))) {
+            Checkpoints.fsyncDirectory(dir);
+        }
         return new LoadedLog(logStartOffset, logEndOffset, cleanerCheckpoint);
     }
 

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
@@ -64,10 +65,15 @@ class LeaderProduceTest {
     @BeforeEach
     void setUp() throws Exception {
         scheduler = Executors.newScheduledThreadPool(2);
+        start(scheduler);
+    }
+
+    /** The replica manager of broker 0, leading {@link #TP} with followers 1 and 2; waiting fetches re-read on {@code purgatory}. */
+    private void start(Executor purgatory) throws Exception {
         logManager = new LogManager(List.of(dir), time);
         logManager.scan();
         registry = new SimpleMeterRegistry();
-        rm = new ReplicaManager(0, logManager, Map.of(), time, scheduler, scheduler, registry);
+        rm = new ReplicaManager(0, logManager, Map.of(), time, scheduler, purgatory, registry);
         controller = new FakeController(new PartitionRegistration(List.of(0, 1, 2), List.of(0, 1, 2), 0, 0, 0, List.of(), List.of()));
         ReplicationConfig config = new ReplicationConfig(LAG_MS, 100, 1, 1 << 20, 1 << 20, 50, 1_000);
         fetchers = new ReplicaFetcherManager(0, rm, config, time);
@@ -76,11 +82,15 @@ class LeaderProduceTest {
         controller.addListener(rm::applyImage);
     }
 
-    @AfterEach
-    void tearDown() throws Exception {
+    private void stop() throws Exception {
         fetchers.close();
         rm.close();
         logManager.close();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        stop();
         scheduler.shutdownNow();
     }
 
@@ -158,6 +168,38 @@ class LeaderProduceTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> controller.registration.isr().equals(List.of(0, 1)));
         await().atMost(Duration.ofSeconds(10)).until(() -> highWatermark() == 1
                 && registry.get("kafka.server.replicamanager.isr.expands").counter().count() == 1.0);
+    }
+
+    /**
+     * A follower fetch that waits is re-read on every append; the re-read must not record its (by then
+     * old) fetch offset again: the follower may have fetched further meanwhile, and moving its log end
+     * offset back held the high watermark, and every acks=all produce, until the follower's next long
+     * poll expired (the 0.5 s end-to-end tail in bench/README.md).
+     */
+    @Test
+    void reReadingAWaitingFollowerFetchDoesNotMoveTheFollowerBack() throws Exception {
+        stop();
+        start(Runnable::run); // waiting fetches re-read on the appending thread: the interleaving below is fixed
+        CompletableFuture<ProduceResult> abc = produce(30_000, "a", "b", "c");
+        followerFetch(2, 3);
+        // follower 1 long-polls at offset 3 for more bytes than will come: its fetch stays waiting
+        FetchRequestPartition at3 = new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, TP), 3, 1 << 20, Optional.of(0), 0);
+        var waiting = rm.fetch(1, List.of(at3), 30_000, 1 << 20, 1 << 20);
+        assertThat(abc.get().error()).isEqualTo(Errors.NONE);
+        assertThat(waiting).isNotDone();
+
+        CompletableFuture<ProduceResult> d = produce(30_000, "d");
+        followerFetch(1, 4); // follower 1 is at 4 now
+        followerFetch(2, 4);
+        assertThat(d.get().error()).isEqualTo(Errors.NONE);
+
+        CompletableFuture<ProduceResult> e = produce(30_000, "e");
+        followerFetch(1, 5);
+        produce(30_000, "f"); // re-reads the waiting fetch at offset 3
+        followerFetch(2, 5);
+        assertThat(highWatermark()).as("both followers hold 5 records").isEqualTo(5);
+        assertThat(e.get().error()).isEqualTo(Errors.NONE);
+        assertThat(waiting).isNotDone();
     }
 
     @Test

@@ -1,6 +1,8 @@
 package dev.skein.bench.jmh;
 
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -29,7 +31,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Request decode and response encode as the network layer does them: a Produce request of six
- * partitions with one 16 KiB batch each parsed from its frame, and its response encoded.
+ * partitions with one 16 KiB batch each parsed from its frame, and its response encoded; a
+ * consumer's Fetch request of six partitions (by topic id, as clients send it) parsed from its frame.
+ * The Fetch response encode is {@link FetchBenchmark}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -39,7 +43,9 @@ import java.util.concurrent.TimeUnit;
 @Fork(value = 1, jvmArgsAppend = {"-Xmx1g"})
 public class CodecBenchmark {
     private static final short VERSION = 11;
+    private static final short FETCH_VERSION = 17;
     private byte[] frame;
+    private byte[] fetchFrame;
     private ProduceResponseData response;
     private final FetchBenchmark.CountingChannel channel = new FetchBenchmark.CountingChannel();
 
@@ -62,11 +68,38 @@ public class CodecBenchmark {
         frame = new byte[h.remaining() + b.remaining()];
         h.get(frame, 0, h.remaining());
         b.get(frame, frame.length - b.remaining(), b.remaining());
+
+        FetchRequestData fetch = new FetchRequestData().setMaxWaitMs(500).setMinBytes(1).setMaxBytes(52_428_800)
+                .setIsolationLevel((byte) 0).setSessionId(0).setSessionEpoch(-1);
+        fetch.replicaState().setReplicaId(-1);
+        FetchRequestData.FetchTopic ft = new FetchRequestData.FetchTopic().setTopicId(Uuid.randomUuid());
+        for (int p = 0; p < 6; p++) {
+            ft.partitions().add(new FetchRequestData.FetchPartition().setPartition(p).setCurrentLeaderEpoch(0)
+                    .setFetchOffset(100_000L * p).setLastFetchedEpoch(-1).setLogStartOffset(-1).setPartitionMaxBytes(1_048_576));
+        }
+        fetch.topics().add(ft);
+        fetchFrame = frame(new RequestHeader(ApiKeys.FETCH, FETCH_VERSION, "bench", 2), fetch, FETCH_VERSION);
+    }
+
+    private static byte[] frame(RequestHeader header, org.apache.kafka.common.protocol.ApiMessage body, short version) {
+        ByteBuffer h = MessageUtil.toByteBufferAccessor(header.data(), header.headerVersion()).buffer();
+        ByteBuffer b = MessageUtil.toByteBufferAccessor(body, version).buffer();
+        byte[] out = new byte[h.remaining() + b.remaining()];
+        h.get(out, 0, h.remaining());
+        b.get(out, out.length - b.remaining(), b.remaining());
+        return out;
     }
 
     @Benchmark
     public AbstractRequest decodeProduceRequest() {
         ByteBuffer buf = ByteBuffer.wrap(frame);
+        RequestHeader header = RequestHeader.parse(buf);
+        return AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(), new ByteBufferAccessor(buf)).request;
+    }
+
+    @Benchmark
+    public AbstractRequest decodeFetchRequest() {
+        ByteBuffer buf = ByteBuffer.wrap(fetchFrame);
         RequestHeader header = RequestHeader.parse(buf);
         return AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(), new ByteBufferAccessor(buf)).request;
     }
