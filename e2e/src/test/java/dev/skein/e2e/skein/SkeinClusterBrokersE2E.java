@@ -427,4 +427,27 @@ class SkeinClusterBrokersE2E {
                 "consumed kcat-4=value-4", "consumed kcat-5=value-5");
         client.pods().inNamespace(NAMESPACE).withName("kcat").delete();
     }
+
+    /** A SkeinCluster naming an image that does not exist, or a StorageClass that does not, says so in Ready. */
+    @Test
+    @Order(4)
+    void aMissingImageOrStorageClassIsNamedInTheReadyCondition(KubernetesClient client) {
+        clusters(client).resource(resource("SkeinCluster", "bad-image",
+                Map.of("brokers", 1, "image", "skein/does-not-exist:1.0"))).create();
+        clusters(client).resource(resource("SkeinCluster", "bad-class",
+                Map.of("brokers", 1, "storage", Map.of("size", "1Gi", "storageClassName", "no-such-class")))).create();
+        try {
+            await().atMost(PATIENCE).untilAsserted(() -> assertThat(ready(clusters(client).withName("bad-image").get()))
+                    .containsEntry("status", "False").containsEntry("reason", "ImagePullFailed")
+                    .hasEntrySatisfying("message", m -> assertThat((String) m)
+                            .contains("pod bad-image-broker-0 cannot pull image skein/does-not-exist:1.0")));
+            await().atMost(PATIENCE).untilAsserted(() -> assertThat(ready(clusters(client).withName("bad-class").get()))
+                    .containsEntry("status", "False").containsEntry("reason", "StorageClassNotFound")
+                    .hasEntrySatisfying("message", m -> assertThat((String) m)
+                            .contains("spec.storage.storageClassName no-such-class names no StorageClass")));
+        } finally {
+            clusters(client).withName("bad-image").delete();
+            clusters(client).withName("bad-class").delete();
+        }
+    }
 }

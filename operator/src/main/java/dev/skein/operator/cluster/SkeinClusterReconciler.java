@@ -15,6 +15,7 @@ import dev.skein.operator.kafka.KafkaAdmins;
 import dev.skein.operator.kafka.KafkaCallException;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -124,6 +125,16 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
         boolean allReady = ready >= brokers;
         ClusterReason reason = allReady ? ClusterReason.BrokersReady : ClusterReason.BrokersNotReady;
         String message = ready + "/" + brokers + " brokers ready";
+        if (!allReady) {
+            // a cause the user must fix (an image, a StorageClass) is named instead of only counted
+            Optional<BrokerPodProblems.Problem> problem = BrokerPodProblems.find(pods,
+                    cluster.getSpec().getStorage() == null ? null : cluster.getSpec().getStorage().getStorageClassName(),
+                    name -> storageClassExists(context.getClient(), name));
+            if (problem.isPresent()) {
+                reason = problem.get().reason();
+                message = message + ": " + problem.get().message();
+            }
+        }
         if (scale.refused()) {
             // the spec cannot be realized: not Ready, with the refusal's reason; nothing was changed
             status.setConditions(Conditions.set(old.getConditions(), Conditions.READY, false, scale.reason(),
@@ -166,6 +177,15 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
      * the StatefulSet recreates from the new template) or says why none may go now. Empty while the
      * StatefulSet controller has not yet seen the current spec.
      */
+    /** Whether the StorageClass exists; when the operator may not read StorageClasses, it assumes so. */
+    private static boolean storageClassExists(KubernetesClient client, String name) {
+        try {
+            return client.storage().v1().storageClasses().withName(name).get() != null;
+        } catch (KubernetesClientException e) {
+            return true;
+        }
+    }
+
     /** Partitions, ISRs and the active controller as the cluster reports them, or why it could not be asked. */
     private ClusterView readCluster(ClusterNames names) {
         try {
