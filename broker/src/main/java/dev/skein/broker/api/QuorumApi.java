@@ -35,8 +35,8 @@ final class QuorumApi {
         QuorumDescription quorum = controller.quorum();
         List<QuorumVoter> configured = QuorumVoter.parseAll(config.controllerQuorumVoters());
         if (quorum == null && configured.stream().noneMatch(v -> v.id() == config.nodeId()) && !configured.isEmpty()) {
-            // a broker that is not a voter: the voters it is configured with, the active controller its
-            // metadata names; it cannot know their directory ids or the quorum's epoch
+            // a broker that is not a voter and could not ask the active controller: the voters it is
+            // configured with, the active controller its metadata names (no directory ids, no epoch)
             quorum = new QuorumDescription(controller.image().controllerId(), -1, -1, configured.stream()
                     .map(v -> new QuorumDescription.Voter(v.id(), Uuid.ZERO_UUID, -1)).toList());
         } else if (quorum == null) {

@@ -117,12 +117,18 @@ class BrokerOnlyNodesIT {
     @Test
     void describeQuorumListsTheBrokerOnlyNodesAsObserversWithTheirIncarnation() throws Exception {
         // asked through a voter, and through a broker-only node (which must not claim to be a quorum of one)
+        List<java.util.Map<Integer, String>> voterDirectories = new java.util.ArrayList<>();
         for (int node : List.of(0, 3)) {
-            describeQuorumThrough(node);
+            voterDirectories.add(describeQuorumThrough(node));
         }
+        // a broker-only node asks the active controller, so it names the voters' directory ids too
+        assertThat(voterDirectories.get(1)).isEqualTo(voterDirectories.get(0)).hasSize(3)
+                .doesNotContainValue(org.apache.kafka.common.Uuid.ZERO_UUID.toString());
     }
 
-    private void describeQuorumThrough(int node) throws Exception {
+    /** The voters' directory ids by node id, as the cluster answered through {@code node}. */
+    private java.util.Map<Integer, String> describeQuorumThrough(int node) throws Exception {
+        java.util.Map<Integer, String> voterDirectories = new java.util.TreeMap<>();
         try (Admin admin = admin(node)) {
             awaitLiveBrokers(admin, Set.of(0, 1, 2, 3, 4));
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
@@ -138,8 +144,10 @@ class BrokerOnlyNodesIT {
                     }
                     assertThat(o.replicaDirectoryId().toString()).isEqualTo(meta.getProperty("directory.id"));
                 }
+                quorum.voters().forEach(v -> voterDirectories.put(v.replicaId(), v.replicaDirectoryId().toString()));
             });
         }
+        return voterDirectories;
     }
 
     @Test

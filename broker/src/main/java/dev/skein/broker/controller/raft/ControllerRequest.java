@@ -75,6 +75,10 @@ sealed interface ControllerRequest {
      * A broker that is not a voter follows the metadata: the active controller answers with its
      * whole applied state once it is past {@code sinceIndex}, or with no state after {@code maxWaitMs}.
      */
+    /** The quorum as the active controller sees it (voters with their directory ids), for a node that is not one. */
+    record DescribeQuorum() implements ControllerRequest {
+    }
+
     record FetchMetadata(long sinceIndex, int maxWaitMs) implements ControllerRequest {
     }
 
@@ -184,6 +188,7 @@ sealed interface ControllerRequest {
                     out.writeLong(f.sinceIndex());
                     out.writeInt(f.maxWaitMs());
                 }
+                case DescribeQuorum d -> out.writeByte(24);
             }
         });
     }
@@ -240,6 +245,7 @@ sealed interface ControllerRequest {
                 }
                 case 20 -> new AlterBrokerConfigs(in.readUTF(), readConfigs(in), in.readBoolean());
                 case 21 -> new FetchMetadata(in.readLong(), in.readInt());
+                case 24 -> new DescribeQuorum();
                 case 22 -> new CreateTopicAssigned(in.readUTF(), readAssignment(in), readConfigs(in), in.readBoolean());
                 case 23 -> new CreatePartitionsAssigned(in.readUTF(), in.readInt(), readAssignment(in), in.readBoolean());
                 default -> throw new IOException("Unknown controller request type " + type);

@@ -2,6 +2,7 @@ package dev.skein.broker.controller.raft;
 
 import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataState;
+import dev.skein.broker.controller.QuorumDescription;
 import dev.skein.broker.metadata.ClusterImage;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.utils.Time;
@@ -204,6 +205,22 @@ public final class QuorumObserver extends ForwardingController {
             Thread.currentThread().interrupt();
         }
         return reply;
+    }
+
+    /**
+     * The quorum as the active controller describes it (voters with their directory ids), asked
+     * each time: a broker that is not a voter answers DescribeQuorum as Kafka's brokers do, by
+     * asking the controller. Null when no controller answers in time.
+     */
+    @Override
+    public QuorumDescription quorum() {
+        try {
+            return QuorumCodec.decode(send(new ControllerRequest.DescribeQuorum(), settings.requestTimeoutMs())
+                    .throwIfError().topic());
+        } catch (RuntimeException e) {
+            log.debug("Node {} could not ask the active controller for the quorum: {}", settings.nodeId(), e.toString());
+            return null;
+        }
     }
 
     private ControllerReply send(ControllerRequest request, long timeoutMs) {

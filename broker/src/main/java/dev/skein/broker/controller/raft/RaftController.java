@@ -677,6 +677,8 @@ public final class RaftController extends ForwardingController {
             case ControllerRequest.ElectLeader e -> proposeIfAny(logic.electLeader(s, ElectionType.valueOf(e.electionType()),
                     e.partition()));
             case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("answered off the event loop");
+            case ControllerRequest.DescribeQuorum q -> ControllerReply.ok(0, stateMachine.appliedIndex(),
+                    QuorumCodec.encode(quorum()));
         };
     }
 

@@ -18,11 +18,20 @@ class ControllerRequestTest {
                 new ControllerRequest.AlterReassignment(tp, null),
                 new ControllerRequest.ElectLeader(ElectionType.UNCLEAN.value, tp),
                 new ControllerRequest.FetchMetadata(41, 500),
+                new ControllerRequest.DescribeQuorum(),
                 new ControllerRequest.CreateTopicAssigned("placed", List.of(List.of(2, 1), List.of(1, 0)),
                         java.util.Map.of("retention.ms", "1000"), false),
                 new ControllerRequest.CreatePartitionsAssigned("placed", 3, List.of(List.of(0, 2)), true));
         for (ControllerRequest r : all) {
             assertThat(ControllerRequest.decode(ControllerRequest.encode(r))).isEqualTo(r);
         }
+    }
+
+    @Test
+    void aQuorumDescriptionSurvivesItsBinaryForm() {
+        var quorum = new dev.skein.broker.controller.QuorumDescription(2, 7, 120, List.of(
+                new dev.skein.broker.controller.QuorumDescription.Voter(0, org.apache.kafka.common.Uuid.randomUuid(), -1),
+                new dev.skein.broker.controller.QuorumDescription.Voter(2, org.apache.kafka.common.Uuid.randomUuid(), 121)));
+        assertThat(QuorumCodec.decode(QuorumCodec.encode(quorum))).isEqualTo(quorum);
     }
 }
