@@ -61,10 +61,16 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
 
     private final KafkaAdmins admins;
     private final Clock clock;
+    private final NodeLossReplacer nodeLoss;
 
     public SkeinClusterReconciler(KafkaAdmins admins, Clock clock) {
+        this(admins, clock, new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+    }
+
+    public SkeinClusterReconciler(KafkaAdmins admins, Clock clock, io.micrometer.core.instrument.MeterRegistry registry) {
         this.admins = admins;
         this.clock = clock;
+        this.nodeLoss = new NodeLossReplacer(admins, clock, registry);
     }
 
     @Override
@@ -130,9 +136,27 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
         } else {
             Conditions.find(old.getConditions(), Conditions.PROGRESSING).ifPresent(c -> status.getConditions().add(c));
         }
+        Optional<Duration> nodeLossPoll = Optional.empty();
+        if (sts.isPresent()) {
+            NodeLossAction loss = nodeLoss.reconcile(cluster, pods, view.filter(ClusterView::reachable)
+                    .map(ClusterView::partitions), context.getClient(), Conditions.find(old.getConditions(),
+                    Conditions.DEGRADED).map(io.fabric8.kubernetes.api.model.Condition::getReason));
+            status.setConditions(Conditions.set(status.getConditions(), Conditions.DEGRADED, loss.degraded(),
+                    loss.reason().name(), loss.message(), generation, clock.instant()));
+            if (loss.degraded()) {
+                nodeLossPoll = Optional.of(loss instanceof NodeLossAction.Wait w && w.retryAfter() != null
+                        ? w.retryAfter().plusSeconds(1) : ROLL_POLL);
+            }
+        } else {
+            Conditions.find(old.getConditions(), Conditions.DEGRADED).ifPresent(c -> status.getConditions().add(c));
+        }
         cluster.setStatus(status);
         UpdateControl<SkeinCluster> control = UpdateControl.patchStatus(cluster);
-        return rolling ? control.rescheduleAfter(ROLL_POLL) : control;
+        Optional<Duration> poll = rolling ? Optional.of(ROLL_POLL) : Optional.empty();
+        if (nodeLossPoll.isPresent() && (poll.isEmpty() || nodeLossPoll.get().compareTo(poll.get()) < 0)) {
+            poll = nodeLossPoll;
+        }
+        return poll.map(control::rescheduleAfter).orElse(control);
     }
 
     /**
