@@ -69,6 +69,10 @@ public sealed interface NodeLossAction {
 
     /** Remove the recovery throttle (every ISR is full again, or the replacement was called off). */
     record ClearThrottle(int broker, NodeLossReason reason, String message) implements NodeLossAction {
+        @Override
+        public boolean degraded() {
+            return false;
+        }
     }
 
     /** The replacement of {@code broker} is over (no throttle was set); the progress annotation goes. */

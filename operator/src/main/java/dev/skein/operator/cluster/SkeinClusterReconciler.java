@@ -105,6 +105,8 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
             status.setUnderReplicatedPartitions(health.underReplicatedPartitions());
             status.setOfflinePartitions(health.offlinePartitions());
             status.setBrokers(health.brokers());
+            Map<Integer, String> incarnations = voterIncarnations(names);
+            status.getBrokers().forEach(b -> b.setIncarnation(incarnations.get(b.getNodeId())));
             status.setActiveController(view.get().controller().isPresent() ? view.get().controller().getAsInt() : null);
         } else {
             // the cluster cannot be asked now: keep what was last seen
@@ -172,6 +174,16 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
             return new ClusterView(admin.partitions(), admin.activeController(), null);
         } catch (KafkaCallException e) {
             return new ClusterView(List.of(), OptionalInt.empty(), e.getMessage());
+        }
+    }
+
+    /** The voters' incarnations (their metadata log dir ids); empty when the quorum cannot be described now. */
+    private Map<Integer, String> voterIncarnations(ClusterNames names) {
+        try {
+            return new ClusterAdmin(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis())
+                    .voterIncarnations();
+        } catch (KafkaCallException e) {
+            return Map.of();
         }
     }
 

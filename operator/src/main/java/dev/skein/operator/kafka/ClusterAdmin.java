@@ -65,6 +65,22 @@ public final class ClusterAdmin {
         return controller == null || controller.isEmpty() ? OptionalInt.empty() : OptionalInt.of(controller.id());
     }
 
+    /**
+     * Per controller voter, the directory id of its metadata log dir (DescribeQuorum v2), which
+     * lives in the broker's first log dir: a new id means the broker started on an empty disk. Voters
+     * of a quorum formed before voter keys (the zero id) are left out.
+     */
+    public Map<Integer, String> voterIncarnations() {
+        Map<Integer, String> out = new java.util.TreeMap<>();
+        for (org.apache.kafka.clients.admin.QuorumInfo.ReplicaState v : get(admin.describeMetadataQuorum().quorumInfo(),
+                "describe the controller quorum").voters()) {
+            if (v.replicaDirectoryId() != null && !org.apache.kafka.common.Uuid.ZERO_UUID.equals(v.replicaDirectoryId())) {
+                out.put(v.replicaId(), v.replicaDirectoryId().toString());
+            }
+        }
+        return out;
+    }
+
     private <T> T get(KafkaFuture<T> future, String what) {
         try {
             return future.get(timeoutMs, TimeUnit.MILLISECONDS);

@@ -197,6 +197,7 @@ class NodeLossDecisionTest {
         Result clear = s.decide();
         assertThat(clear.action()).isInstanceOfSatisfying(NodeLossAction.ClearThrottle.class,
                 c -> assertThat(c.reason()).isEqualTo(NodeLossReason.ReplacementComplete));
+        assertThat(clear.action().degraded()).isFalse();
         assertThat(clear.next()).isEmpty();
 
         assertThat(s.apply(clear).decide().action()).isEqualTo(new NodeLossAction.Healthy());
