@@ -86,7 +86,7 @@ class NodeLossReplacementE2E {
     private static final String CLUSTER = "main";
     private static final String TOPIC = "orders";
     private static final Duration PATIENCE = Duration.ofSeconds(240);
-    private static final long THROTTLE = 500_000;
+    private static final long THROTTLE = 200_000;
     private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
     private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
 
@@ -369,6 +369,17 @@ class NodeLossReplacementE2E {
         if (oldIncarnation != null) {
             assertThat(newIncarnation).as("the replacement's incarnation").isNotNull().isNotEqualTo(oldIncarnation);
         }
+        // the replacement fetched outside the ISR under the follower throttle
+        String brokerMetrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://"
+                + moved.getStatus().getPodIP() + ":8080/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        java.util.regex.Matcher throttled = java.util.regex.Pattern.compile(
+                "kafka_server_replication_throttled_bytes_total\\{[^}]*direction=\"follower\"[^}]*} ([0-9.Ee+]+)")
+                .matcher(brokerMetrics);
+        assertThat(throttled.find()).as("follower throttle metric of the replacement").isTrue();
+        double throttledBytes = Double.parseDouble(throttled.group(1));
+        System.out.printf("NodeLossReplacementE2E: the replacement fetched %.0f bytes under the follower throttle "
+                + "(%d bytes/s)%n", throttledBytes, THROTTLE);
+        assertThat(throttledBytes).isPositive();
         List<String> reasons = client.v1().events().inNamespace(NAMESPACE).list().getItems().stream()
                 .filter(e -> CLUSTER.equals(e.getInvolvedObject().getName())
                         && "SkeinCluster".equals(e.getInvolvedObject().getKind()))

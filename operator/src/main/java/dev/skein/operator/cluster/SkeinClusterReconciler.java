@@ -58,6 +58,7 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
     static final String REVISION_LABEL = "controller-revision-hash";
     static final String POD_INDEX_LABEL = "apps.kubernetes.io/pod-index";
     private static final Duration ROLL_POLL = Duration.ofSeconds(5);
+    private static final Duration NODE_LOSS_STEP_POLL = Duration.ofSeconds(1);
 
     private final KafkaAdmins admins;
     private final Clock clock;
@@ -146,8 +147,12 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
             status.setConditions(Conditions.set(status.getConditions(), Conditions.DEGRADED, loss.degraded(),
                     loss.reason().name(), loss.message(), generation, clock.instant()));
             if (loss.degraded()) {
-                nodeLossPoll = Optional.of(loss instanceof NodeLossAction.Wait w && w.retryAfter() != null
-                        ? w.retryAfter().plusSeconds(1) : ROLL_POLL);
+                // a step just taken: look again soon for the next one
+                nodeLossPoll = Optional.of(switch (loss) {
+                    case NodeLossAction.Wait w -> w.retryAfter() != null ? w.retryAfter().plusSeconds(1) : ROLL_POLL;
+                    case NodeLossAction.Refuse r -> ROLL_POLL;
+                    default -> NODE_LOSS_STEP_POLL;
+                });
             }
         } else {
             Conditions.find(old.getConditions(), Conditions.DEGRADED).ifPresent(c -> status.getConditions().add(c));
