@@ -282,6 +282,10 @@ class NodeLossReplacementE2E {
         }
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(condition(cluster(client), "Ready"))
                 .containsEntry("status", "True"));
+        // the previous check stopped its load: a new one, whose acknowledged records are checked in turn
+        load = new Load((String) status(cluster(client)).get("bootstrapServers"));
+        load.start();
+        await().atMost(Duration.ofSeconds(60)).until(() -> load.acked.size() >= 200);
         int controller = ((Number) status(cluster(client)).get("activeController")).intValue();
         replaceAfterNodeLoss(client, controller, "broker " + controller + " (the active controller)", false);
     }
