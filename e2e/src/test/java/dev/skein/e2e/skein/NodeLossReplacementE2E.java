@@ -369,10 +369,12 @@ class NodeLossReplacementE2E {
         assertThat((List<Map<String, Object>>) status(c).get("brokers")).hasSize(3)
                 .allSatisfy(b -> assertThat(b).containsEntry("inAllIsrs", true))
                 .anySatisfy(b -> assertThat(b).containsEntry("nodeId", victim).containsEntry("node", spare));
-        String newIncarnation = incarnation(client, victim);
-        if (oldIncarnation != null) {
-            assertThat(newIncarnation).as("the replacement's incarnation").isNotNull().isNotEqualTo(oldIncarnation);
-        }
+        // every broker here is a voter: its incarnation is its metadata log dir id, new with the fresh volume
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(incarnation(client, victim))
+                .as("the replacement's incarnation").isNotNull().isNotEqualTo(oldIncarnation));
+        System.out.printf("NodeLossReplacementE2E: broker %d incarnation %s -> %s%n", victim, oldIncarnation,
+                incarnation(client, victim));
+        assertThat(oldIncarnation).as("incarnation before the loss").isNotNull();
         // the replacement fetched outside the ISR under the follower throttle
         String brokerMetrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://"
                 + moved.getStatus().getPodIP() + ":8080/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
