@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -180,6 +181,38 @@ class StatefulSetE2E {
 
     @Test
     @Order(3)
+    void aPodDeletedAndCreatedAgainUnderItsNameHasOnlyItsNewIpInStatusAndDns(KubernetesClient client) {
+        Pod old = client.pods().inNamespace(NAMESPACE).withName(NAME + "-2").get();
+        String oldIp = old.getStatus().getPodIP();
+
+        client.pods().inNamespace(NAMESPACE).withName(NAME + "-2").delete();
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            Pod again = client.pods().inNamespace(NAMESPACE).withName(NAME + "-2").get();
+            assertThat(again).isNotNull();
+            assertThat(again.getMetadata().getUid()).isNotEqualTo(old.getMetadata().getUid());
+            assertThat(readyPods(client)).extracting(p -> p.getMetadata().getName()).contains(NAME + "-2");
+        });
+        Pod again = client.pods().inNamespace(NAMESPACE).withName(NAME + "-2").get();
+        String newIp = again.getStatus().getPodIP();
+        assertThat(newIp).isNotEqualTo(oldIp);
+        // Nothing of the old pod lands on the new one, also not later (its late status used to add its
+        // IP to podIPs, which the API server then refused every status of the new pod for).
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(client.pods().inNamespace(NAMESPACE).withName(NAME + "-2").get().getStatus().getPodIPs())
+                        .extracting(PodIP::getIp).containsExactly(newIp));
+        // The other pods resolve its name to the new address and reach it there.
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            for (int i = 0; i < 2; i++) {
+                assertThat(kubelet.log(NAMESPACE, NAME + "-" + i, "peer"))
+                        .contains("reached " + NAME + "-2." + SERVICE + "." + NAMESPACE + ".svc.cluster.local -> " + NAME + "-2 ")
+                        .containsPattern(NAME + "-2\\." + SERVICE + ".*" + java.util.regex.Pattern.quote(newIp));
+            }
+        });
+    }
+
+    @Test
+    @Order(4)
     void lostNodeLeavesThePodTerminatingUntilForceDeletedThenItMovesWithAFreshVolume(KubernetesClient client)
             throws Exception {
         Pod victim = client.pods().inNamespace(NAMESPACE).withName(NAME + "-1").get();

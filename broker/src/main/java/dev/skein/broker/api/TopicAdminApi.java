@@ -85,7 +85,9 @@ final class TopicAdminApi {
                 for (CreateTopicsRequestData.CreatableTopicConfig c : t.configs()) {
                     overrides.put(c.name(), c.value());
                 }
-                TopicMetadata created = controller.createTopic(t.name(), partitions, rf, overrides, request.validateOnly());
+                TopicMetadata created = t.assignments().isEmpty()
+                        ? controller.createTopic(t.name(), partitions, rf, overrides, request.validateOnly())
+                        : controller.createTopic(t.name(), assignment(t), overrides, request.validateOnly());
                 result.setTopicId(request.validateOnly() ? Uuid.ZERO_UUID : created.id())
                         .setNumPartitions(partitions).setReplicationFactor(rf);
                 if (version >= 5) {
@@ -98,6 +100,20 @@ final class TopicAdminApi {
             response.topics().add(result);
         }
         return response;
+    }
+
+    /** The request's replicas per partition, in partition order (the request names each partition's index). */
+    private static List<List<Integer>> assignment(CreateTopicsRequestData.CreatableTopic t) {
+        List<CreateTopicsRequestData.CreatableReplicaAssignment> sorted = new ArrayList<>(t.assignments());
+        sorted.sort(java.util.Comparator.comparingInt(CreateTopicsRequestData.CreatableReplicaAssignment::partitionIndex));
+        for (int i = 0; i < sorted.size(); i++) {
+            if (sorted.get(i).partitionIndex() != i) {
+                throw new InvalidReplicaAssignmentException("The manual partition assignment must name partitions 0 to "
+                        + (sorted.size() - 1) + " once each, not " + sorted.stream()
+                        .map(CreateTopicsRequestData.CreatableReplicaAssignment::partitionIndex).toList());
+            }
+        }
+        return sorted.stream().map(a -> List.copyOf(a.brokerIds())).toList();
     }
 
     private void checkAssignments(List<List<Integer>> assignments, short rf) {
@@ -185,9 +201,15 @@ final class TopicAdminApi {
                                 + (t.count() - current.partitionCount()) + " but " + t.assignments().size()
                                 + " assignments provided.");
                     }
-                    checkAssignments(t.assignments().stream().map(a -> a.brokerIds()).toList(), (short) 1);
+                    checkAssignments(t.assignments().stream().map(a -> a.brokerIds()).toList(),
+                            (short) current.partition(0).replicas().size());
                 }
-                controller.createPartitions(t.name(), t.count(), request.validateOnly());
+                if (t.assignments() != null) {
+                    controller.createPartitions(t.name(), t.count(),
+                            t.assignments().stream().map(a -> List.copyOf(a.brokerIds())).toList(), request.validateOnly());
+                } else {
+                    controller.createPartitions(t.name(), t.count(), request.validateOnly());
+                }
                 result.setErrorCode(Errors.NONE.code()).setErrorMessage(null);
             } catch (ApiException e) {
                 ApiError error = ApiError.fromThrowable(e);

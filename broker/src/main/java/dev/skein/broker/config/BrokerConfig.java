@@ -190,10 +190,12 @@ public final class BrokerConfig {
     private final Set<String> ignoredKeys;
 
     public BrokerConfig(Map<String, String> props) {
-        this.originals = Map.copyOf(props);
-        this.values = DEF.parse(props);
-        Set<String> ignored = new TreeSet<>(props.keySet());
+        Map<String, String> resolved = ConfigProviders.resolve(props);
+        this.originals = Map.copyOf(resolved);
+        this.values = DEF.parse(resolved);
+        Set<String> ignored = new TreeSet<>(resolved.keySet());
         ignored.removeAll(DEF.names());
+        ignored.removeIf(ConfigProviders::isProviderKey);
         this.ignoredKeys = Set.copyOf(ignored);
         validate();
     }
@@ -307,8 +309,10 @@ public final class BrokerConfig {
         return listenerName.toUpperCase(Locale.ROOT);
     }
 
+    /** The broker's rack, or null when none is set (an empty value, e.g. a missing zone label, is none). */
     public String rack() {
-        return (String) get(BROKER_RACK);
+        String rack = (String) get(BROKER_RACK);
+        return rack == null || rack.isBlank() ? null : rack.strip();
     }
 
     @SuppressWarnings("unchecked")

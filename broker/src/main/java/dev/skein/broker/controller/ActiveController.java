@@ -79,12 +79,30 @@ public final class ActiveController {
         List<BrokerRegistration> live = placeable(s);
         TopicRules.checkNewTopic(name, s.topics().keySet(), partitions, replicationFactor, live.size(), configs);
         checkMinIsr(configs, replicationFactor);
+        return List.of(new MetadataCommand.CreateTopic(name, newTopicId(s),
+                ReplicaPlacer.place(live, 0, partitions, replicationFactor, random), configs));
+    }
+
+    private Uuid newTopicId(MetadataState s) {
         Uuid id = new Uuid(random.nextLong(), random.nextLong());
         while (id.equals(Uuid.ZERO_UUID) || id.equals(Uuid.METADATA_TOPIC_ID) || s.topic(id) != null) {
             id = new Uuid(random.nextLong(), random.nextLong());
         }
-        return List.of(new MetadataCommand.CreateTopic(name, id,
-                ReplicaPlacer.place(live, 0, partitions, replicationFactor, random), configs));
+        return id;
+    }
+
+    /** A topic with the replicas of each partition given; each broker named must be registered and unfenced. */
+    public List<MetadataCommand> createTopic(MetadataState s, String name, List<List<Integer>> assignment,
+                                             Map<String, String> configs) {
+        if (assignment.isEmpty()) {
+            throw new InvalidReplicaAssignmentException("The manual partition assignment of " + name + " is empty.");
+        }
+        int replicationFactor = assignment.getFirst().size();
+        TopicRules.checkNewTopic(name, s.topics().keySet(), assignment.size(), (short) replicationFactor,
+                placeable(s).size(), configs);
+        checkMinIsr(configs, replicationFactor);
+        checkManualAssignment(s, assignment, replicationFactor);
+        return List.of(new MetadataCommand.CreateTopic(name, newTopicId(s), assignment, configs));
     }
 
     public List<MetadataCommand> deleteTopic(MetadataState s, Uuid topicId) {
@@ -101,6 +119,41 @@ public final class ActiveController {
         TopicRules.checkReplicationFactor(rf, live.size());
         return List.of(new MetadataCommand.CreatePartitions(t.id(), t.partitionCount(),
                 ReplicaPlacer.place(live, t.partitionCount(), newCount - t.partitionCount(), rf, random)));
+    }
+
+    /** New partitions with their replicas given, as many as the increase (Kafka's CreatePartitions assignments). */
+    public List<MetadataCommand> createPartitions(MetadataState s, String topic, int newCount,
+                                                  List<List<Integer>> newAssignment) {
+        TopicMetadata t = TopicRules.checkPartitionIncrease(s.topic(topic), newCount);
+        if (newAssignment.size() != newCount - t.partitionCount()) {
+            throw new InvalidReplicaAssignmentException("Increasing the number of partitions by "
+                    + (newCount - t.partitionCount()) + " but " + newAssignment.size() + " assignments provided.");
+        }
+        checkManualAssignment(s, newAssignment, t.partition(0).replicas().size());
+        return List.of(new MetadataCommand.CreatePartitions(t.id(), t.partitionCount(), newAssignment));
+    }
+
+    private void checkManualAssignment(MetadataState s, List<List<Integer>> assignment, int replicationFactor) {
+        for (List<Integer> replicas : assignment) {
+            if (replicas.size() != replicationFactor) {
+                throw new InvalidReplicaAssignmentException("All partitions should have the same number of replicas ("
+                        + replicationFactor + "), not " + replicas);
+            }
+            if (new java.util.HashSet<>(replicas).size() != replicas.size()) {
+                throw new InvalidReplicaAssignmentException("Duplicate replica assignment found: " + replicas);
+            }
+            for (int id : replicas) {
+                BrokerRegistration b = s.brokers().get(id);
+                if (b == null) {
+                    throw new InvalidReplicaAssignmentException("The manual partition assignment includes broker " + id
+                            + ", but no such broker is registered.");
+                }
+                if (b.fenced()) {
+                    throw new InvalidReplicaAssignmentException("The manual partition assignment includes broker " + id
+                            + ", which is fenced.");
+                }
+            }
+        }
     }
 
     public List<MetadataCommand> alterTopicConfigs(MetadataState s, String topic, Map<String, String> configs) {

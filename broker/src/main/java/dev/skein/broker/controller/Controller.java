@@ -50,9 +50,25 @@ public interface Controller extends AutoCloseable {
     TopicMetadata createTopic(String name, int partitions, short replicationFactor, Map<String, String> configs,
                               boolean validateOnly);
 
+    /**
+     * Creates a topic whose partition {@code i} has the replicas {@code assignment.get(i)} (Kafka's
+     * manual assignment: {@code kafka-topics --replica-assignment}, {@code NewTopic(name, Map)}); the
+     * first replica is the preferred leader. A controller without manual placement refuses.
+     */
+    default TopicMetadata createTopic(String name, List<List<Integer>> assignment, Map<String, String> configs,
+                                      boolean validateOnly) {
+        throw new org.apache.kafka.common.errors.InvalidRequestException("This controller does not place replicas by hand");
+    }
+
     void deleteTopic(Uuid topicId);
 
     TopicMetadata createPartitions(String topic, int newCount, boolean validateOnly);
+
+    /** Adds partitions with the given replicas each ({@code newAssignment.size()} = new count − current count). */
+    default TopicMetadata createPartitions(String topic, int newCount, List<List<Integer>> newAssignment,
+                                           boolean validateOnly) {
+        throw new org.apache.kafka.common.errors.InvalidRequestException("This controller does not place replicas by hand");
+    }
 
     /** Replaces the topic's config overrides with {@code configs}. */
     TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly);

@@ -201,6 +201,19 @@ public final class LocalController implements Controller {
         return t;
     }
 
+    /** One node: every replica is this broker, so a manual assignment (checked by the API) places as the count would. */
+    @Override
+    public synchronized TopicMetadata createTopic(String name, List<List<Integer>> assignment, Map<String, String> configs,
+                                                  boolean validateOnly) {
+        return createTopic(name, assignment.size(), (short) assignment.getFirst().size(), configs, validateOnly);
+    }
+
+    @Override
+    public synchronized TopicMetadata createPartitions(String topic, int newCount, List<List<Integer>> newAssignment,
+                                                       boolean validateOnly) {
+        return createPartitions(topic, newCount, validateOnly);
+    }
+
     @Override
     public synchronized void deleteTopic(Uuid topicId) {
         TopicMetadata t = image.topic(topicId);

@@ -7,6 +7,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.ElectionType;
@@ -99,6 +101,33 @@ class ControllerQuorumIT {
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
                     assertThat(admin.describeTopics(List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get()
                             .get(Topics.GROUP_METADATA_TOPIC).partitions().getFirst().replicas()).hasSize(3));
+        }
+    }
+
+    @Test
+    void aTopicAndNewPartitionsGetExactlyTheReplicasAssignedByHand() throws Exception {
+        awaitThreeLiveBrokers();
+        try (Admin admin = admin(0)) {
+            admin.createTopics(List.of(new NewTopic("placed", Map.of(0, List.of(2, 1), 1, List.of(1, 0))))).all().get();
+            admin.createPartitions(Map.of("placed", NewPartitions.increaseTo(3, List.of(List.of(0, 2))))).all().get();
+
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                TopicDescription d = admin.describeTopics(List.of("placed")).allTopicNames().get().get("placed");
+                assertThat(d.partitions()).extracting(p -> p.replicas().stream().map(Node::id).toList())
+                        .containsExactly(List.of(2, 1), List.of(1, 0), List.of(0, 2));
+                // the first replica assigned is the preferred, and with all up the actual, leader
+                assertThat(d.partitions()).extracting(p -> p.leader().id()).containsExactly(2, 1, 0);
+            });
+
+            assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("nowhere", Map.of(0, List.of(0, 7)))))
+                    .all().get()).isInstanceOf(ExecutionException.class).cause()
+                    .isInstanceOf(InvalidReplicaAssignmentException.class).hasMessageContaining("broker 7");
+            assertThatThrownBy(() -> admin.createPartitions(Map.of("placed",
+                    NewPartitions.increaseTo(4, List.of(List.of(1))))).all().get())
+                    .isInstanceOf(ExecutionException.class).cause()
+                    .isInstanceOf(InvalidReplicaAssignmentException.class).hasMessageContaining("same number of replicas");
+            assertThat(admin.describeTopics(List.of("placed")).allTopicNames().get().get("placed").partitions()).hasSize(3);
+            assertThat(admin.listTopics().names().get()).doesNotContain("nowhere");
         }
     }
 

@@ -863,12 +863,21 @@ final class PodRuntime {
             status.withPodIP(rp.net.ip()).addNewPodIP(rp.net.ip());
         }
         PodStatus built = status.build();
+        // The patch names the pod's uid, which the API server checks: a pod deleted and created again
+        // under the same name (a StatefulSet's) is another pod, and the old one's late status (its IP,
+        // merged into podIPs by the strategic merge) must not land on it, as a real kubelet's does not.
         try {
             client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
                     .subresource("status")
-                    .patch(PatchContext.of(PatchType.STRATEGIC_MERGE), new PodBuilder().withStatus(built).build());
+                    .patch(PatchContext.of(PatchType.STRATEGIC_MERGE), new PodBuilder()
+                            .withNewMetadata().withUid(pod.getMetadata().getUid()).endMetadata()
+                            .withStatus(built).build());
         } catch (KubernetesClientException e) {
-            if (e.getCode() != 404) {
+            if (e.getCode() == 409 || e.getCode() == 422) {
+                System.err.printf("process-kubelet: status of %s (uid %s) not posted: %d %s%n",
+                        pod.getMetadata().getName(), pod.getMetadata().getUid(), e.getCode(),
+                        e.getStatus() == null ? e.getMessage() : e.getStatus().getMessage());
+            } else if (e.getCode() != 404) {
                 System.err.printf("process-kubelet: status of %s not posted: %s%n", pod.getMetadata().getName(), e);
             }
         }

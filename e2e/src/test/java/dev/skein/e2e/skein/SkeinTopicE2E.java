@@ -251,6 +251,12 @@ class SkeinTopicE2E {
         assertRejected(() -> clusters(client).resource(resource("SkeinCluster", "bad-voters",
                 Map.of("brokers", 1, "controllerVoters", 3))).create(),
                 "spec.controllerVoters must not exceed spec.brokers");
+        assertRejected(() -> clusters(client).resource(resource("SkeinCluster", "bad-rack",
+                Map.of("brokers", 3, "rack", Map.of("topologyKey", "example.com/row")))).create(),
+                "spec.rack.topologyKey", "must be topology.kubernetes.io/zone or topology.kubernetes.io/region");
+        assertRejected(() -> clusters(client).resource(resource("SkeinCluster", "bad-rack-config",
+                Map.of("brokers", 3, "config", Map.of("broker.rack", "a")))).create(),
+                "spec.config must not set broker.rack");
 
         assertThat(topics(client).list().getItems()).extracting(r -> r.getMetadata().getName())
                 .doesNotContain("bad-min-isr", "bad-partitions", "bad-config");

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -84,6 +85,16 @@ public final class BrokerConfigMap {
         p.put("listeners", String.join(",", listeners));
         p.put("advertised.listeners", String.join(",", advertised));
         p.put("listener.security.protocol.map", String.join(",", protocols));
+        if (spec.getRack() != null) {
+            // the pod's environment carries its node's label (BrokerStatefulSet), read through Kafka's
+            // env config provider; a provider list of the spec's own is kept
+            String providers = p.getOrDefault("config.providers", "");
+            if (Arrays.stream(providers.split(",")).map(String::strip).noneMatch("env"::equals)) {
+                p.put("config.providers", providers.isBlank() ? "env" : providers + ",env");
+            }
+            p.putIfAbsent("config.providers.env.class", "org.apache.kafka.common.config.provider.EnvVarConfigProvider");
+            p.put("broker.rack", "${env:" + BrokerStatefulSet.RACK_ENV + "}");
+        }
         p.put("log.dirs", ClusterNames.DATA_DIR + "/data");
         p.put("skein.http.port", Integer.toString(ClusterNames.HTTP_PORT));
         return p;

@@ -12,6 +12,8 @@ import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraintBuilder;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -37,6 +39,8 @@ public final class BrokerStatefulSet {
     static final String DATA_VOLUME = "data";
     static final String CONFIG_VOLUME = "config";
     static final int TERMINATION_GRACE_SECONDS = 120;
+    /** The broker's rack, from its pod's copy of the node's topology label (with {@code spec.rack}). */
+    static final String RACK_ENV = "SKEIN_RACK";
 
     private BrokerStatefulSet() {
     }
@@ -83,6 +87,7 @@ public final class BrokerStatefulSet {
                 .withAffinity(template.getAffinity())
                 .withTolerations(template.getTolerations())
                 .withNodeSelector(template.getNodeSelector())
+                .withTopologySpreadConstraints(spread(spec, names))
                 .withPriorityClassName(template.getPriorityClassName())
                 .withContainers(container(spec))
                 .withVolumes(volumes)
@@ -98,8 +103,27 @@ public final class BrokerStatefulSet {
         return name.length() > 15 ? name.substring(0, 15) : name;
     }
 
+    /**
+     * With rack awareness, brokers spread evenly over the rack label's values where the scheduler can
+     * (never at the cost of not scheduling a broker): replicas can only be rack-aware over racks that
+     * hold brokers.
+     */
+    private static List<TopologySpreadConstraint> spread(SkeinClusterSpec spec, ClusterNames names) {
+        if (spec.getRack() == null) {
+            return null;
+        }
+        return List.of(new TopologySpreadConstraintBuilder().withMaxSkew(1)
+                .withTopologyKey(spec.getRack().getTopologyKey()).withWhenUnsatisfiable("ScheduleAnyway")
+                .withNewLabelSelector().withMatchLabels(names.selector()).endLabelSelector().build());
+    }
+
     private static Container container(SkeinClusterSpec spec) {
         List<EnvVar> env = new ArrayList<>();
+        if (spec.getRack() != null) {
+            env.add(new EnvVarBuilder().withName(RACK_ENV).withNewValueFrom().withNewFieldRef()
+                    .withFieldPath("metadata.labels['" + spec.getRack().getTopologyKey() + "']").endFieldRef()
+                    .endValueFrom().build());
+        }
         env.add(new EnvVarBuilder().withName("SKEIN_NODE_ID").withNewValueFrom().withNewFieldRef()
                 .withFieldPath("metadata.labels['apps.kubernetes.io/pod-index']").endFieldRef().endValueFrom().build());
         env.add(new EnvVarBuilder().withName("POD_NAME").withNewValueFrom().withNewFieldRef()

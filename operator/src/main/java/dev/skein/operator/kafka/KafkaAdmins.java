@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One Kafka Admin client per bootstrap address, created on first use and shared by every
@@ -15,6 +17,12 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class KafkaAdmins implements AutoCloseable {
     private final Duration timeout;
     private final Map<String, Admin> admins = new ConcurrentHashMap<>();
+    private final Map<String, TopicBatches> topicBatches = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService batchTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "skein-admin-batches");
+        t.setDaemon(true);
+        return t;
+    });
 
     /** @param timeout the per-call API timeout: a reconcile never hangs longer on an unreachable cluster */
     public KafkaAdmins(Duration timeout) {
@@ -28,6 +36,12 @@ public final class KafkaAdmins implements AutoCloseable {
         } catch (org.apache.kafka.common.KafkaException e) {
             throw new KafkaCallException("connect to " + bootstrapServers, e.getCause() == null ? e : e.getCause());
         }
+    }
+
+    /** The batched topic calls of this bootstrap's Admin (see {@link TopicBatches}). */
+    public TopicBatches topicBatches(String bootstrapServers) {
+        Admin admin = forBootstrap(bootstrapServers);
+        return topicBatches.computeIfAbsent(bootstrapServers, b -> new TopicBatches(admin, batchTimer));
     }
 
     private Admin create(String bootstrapServers) {
@@ -45,7 +59,9 @@ public final class KafkaAdmins implements AutoCloseable {
 
     @Override
     public void close() {
+        batchTimer.shutdownNow();
         admins.values().forEach(a -> a.close(Duration.ofSeconds(5)));
         admins.clear();
+        topicBatches.clear();
     }
 }

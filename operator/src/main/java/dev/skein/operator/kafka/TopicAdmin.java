@@ -35,10 +35,13 @@ import java.util.stream.Collectors;
  */
 public final class TopicAdmin {
     private final Admin admin;
+    private final TopicBatches batches;
     private final long timeoutMs;
 
-    public TopicAdmin(Admin admin, long timeoutMs) {
+    /** @param batches the describe and create calls this reconcile shares with concurrent ones */
+    public TopicAdmin(Admin admin, TopicBatches batches, long timeoutMs) {
         this.admin = admin;
+        this.batches = batches;
         this.timeoutMs = timeoutMs;
     }
 
@@ -52,7 +55,7 @@ public final class TopicAdmin {
     public Optional<ActualTopic> describe(String name) {
         TopicDescription d;
         try {
-            d = admin.describeTopics(Set.of(name)).allTopicNames().get(timeoutMs, TimeUnit.MILLISECONDS).get(name);
+            d = batches.describe(name).get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 return Optional.empty();
@@ -73,7 +76,7 @@ public final class TopicAdmin {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, name);
         Config config;
         try {
-            config = get(admin.describeConfigs(Set.of(resource)).all(), "describe configs of " + name).get(resource);
+            config = get(batches.configs(name), "describe configs of " + name);
         } catch (KafkaCallException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 // the broker that answered DescribeTopics knows the new topic, the one asked for configs not yet
@@ -91,7 +94,7 @@ public final class TopicAdmin {
     public void create(DesiredTopic topic) {
         NewTopic newTopic = new NewTopic(topic.name(), topic.partitions(), (short) topic.replicationFactor())
                 .configs(topic.configs());
-        get(admin.createTopics(Set.of(newTopic)).all(), "create topic " + topic.name());
+        get(batches.create(newTopic), "create topic " + topic.name());
     }
 
     public void increasePartitions(String name, int count) {
@@ -122,7 +125,7 @@ public final class TopicAdmin {
         get(admin.deleteTopics(Set.of(name)).all(), "delete topic " + name);
     }
 
-    private <T> T get(org.apache.kafka.common.KafkaFuture<T> future, String what) {
+    private <T> T get(java.util.concurrent.Future<T> future, String what) {
         try {
             return future.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {

@@ -56,6 +56,8 @@ public class SkeinClusterSpec {
             + "'log.dirs', 'controller.quorum.voters', 'process.roles']))",
             message = "spec.config must not set node.id, broker.id, listeners, advertised.listeners, log.dirs, "
                     + "controller.quorum.voters or process.roles: the operator sets them")
+    @ValidationRule(value = "!('broker.rack' in self)",
+            message = "spec.config must not set broker.rack: set spec.rack.topologyKey, and each broker gets its node's value")
     @Size(max = 256)
     private Map<String, String> config = new LinkedHashMap<>();
 

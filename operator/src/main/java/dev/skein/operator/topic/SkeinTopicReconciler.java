@@ -84,7 +84,7 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
             return report(resource, status, null, TopicReason.ResourceConflict, "topic " + topicName
                     + " of cluster " + cluster + " is already managed by SkeinTopic " + older.get().getMetadata().getName());
         }
-        TopicAdmin admin = new TopicAdmin(admins.forBootstrap(bootstrap.get()), admins.timeout().toMillis());
+        TopicAdmin admin = new TopicAdmin(admins.forBootstrap(bootstrap.get()), admins.topicBatches(bootstrap.get()), admins.timeout().toMillis());
         DesiredTopic desired = DesiredTopic.of(resource);
         Optional<ActualTopic> actual = admin.describe(topicName);
         boolean managed = status.getTopicId() != null && actual.isPresent()
@@ -213,7 +213,7 @@ public final class SkeinTopicReconciler implements Reconciler<SkeinTopic>, Clean
                     resource.getSpec().getCluster());
             return DeleteControl.defaultDelete();
         }
-        TopicAdmin admin = new TopicAdmin(admins.forBootstrap(bootstrap.get()), admins.timeout().toMillis());
+        TopicAdmin admin = new TopicAdmin(admins.forBootstrap(bootstrap.get()), admins.topicBatches(bootstrap.get()), admins.timeout().toMillis());
         Optional<ActualTopic> actual = admin.describe(resource.topicName());
         if (actual.isPresent() && topicId.equals(actual.get().topicId())) {
             LOG.info("SkeinTopic {}/{}: deleting topic {} (deletionPolicy Delete)", ns, name, resource.topicName());

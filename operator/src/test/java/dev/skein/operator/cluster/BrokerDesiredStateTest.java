@@ -61,6 +61,46 @@ class BrokerDesiredStateTest {
     }
 
     @Test
+    void withRackAwarenessEachBrokerReadsItsRackFromItsPodsCopyOfTheNodeLabelAndBrokersSpreadOverRacks()
+            throws IOException {
+        SkeinCluster c = cluster("""
+                brokers: 3
+                rack: {topologyKey: topology.kubernetes.io/zone}
+                config: {config.providers: file, config.providers.file.class: org.apache.kafka.common.config.provider.FileConfigProvider}
+                """);
+        Properties p = node(BrokerConfigMap.desired(c), 2);
+        assertThat(p).containsEntry("broker.rack", "${env:SKEIN_RACK}")
+                .containsEntry("config.providers", "file,env")
+                .containsEntry("config.providers.env.class", "org.apache.kafka.common.config.provider.EnvVarConfigProvider")
+                .containsEntry("config.providers.file.class", "org.apache.kafka.common.config.provider.FileConfigProvider");
+
+        StatefulSet sts = BrokerStatefulSet.desired(c);
+        assertThat(sts.getSpec().getTemplate().getSpec().getContainers().getFirst().getEnv())
+                .anySatisfy(e -> {
+                    assertThat(e.getName()).isEqualTo("SKEIN_RACK");
+                    assertThat(e.getValueFrom().getFieldRef().getFieldPath())
+                            .isEqualTo("metadata.labels['topology.kubernetes.io/zone']");
+                });
+        assertThat(sts.getSpec().getTemplate().getSpec().getTopologySpreadConstraints()).singleElement().satisfies(t -> {
+            assertThat(t.getTopologyKey()).isEqualTo("topology.kubernetes.io/zone");
+            assertThat(t.getMaxSkew()).isEqualTo(1);
+            assertThat(t.getWhenUnsatisfiable()).isEqualTo("ScheduleAnyway");
+            assertThat(t.getLabelSelector().getMatchLabels()).isEqualTo(new ClusterNames(c).selector());
+        });
+        // a rack makes every broker's config differ: turning it on rolls the brokers
+        assertThat(BrokerConfigMap.sharedConfigHash(c)).isNotEqualTo(BrokerConfigMap.sharedConfigHash(cluster("brokers: 3\n")));
+    }
+
+    @Test
+    void withoutRackAwarenessNoRackIsSetAndNoSpreadIsAsked() throws IOException {
+        SkeinCluster c = cluster("brokers: 3\n");
+        assertThat(node(BrokerConfigMap.desired(c), 0)).doesNotContainKeys("broker.rack", "config.providers");
+        assertThat(BrokerStatefulSet.desired(c).getSpec().getTemplate().getSpec().getTopologySpreadConstraints()).isNullOrEmpty();
+        assertThat(BrokerStatefulSet.desired(c).getSpec().getTemplate().getSpec().getContainers().getFirst().getEnv())
+                .noneSatisfy(e -> assertThat(e.getName()).isEqualTo("SKEIN_RACK"));
+    }
+
+    @Test
     void brokersBeyondTheControllerVotersRunTheBrokerRoleOnly() throws IOException {
         ConfigMap cm = BrokerConfigMap.desired(cluster("brokers: 5\ncontrollerVoters: 3\n"));
 

@@ -34,6 +34,16 @@ sealed interface ControllerRequest {
     record CreatePartitions(String topic, int newCount, boolean validateOnly) implements ControllerRequest {
     }
 
+    /** A topic with its replicas per partition given (manual assignment). */
+    record CreateTopicAssigned(String name, List<List<Integer>> assignment, Map<String, String> configs,
+                               boolean validateOnly) implements ControllerRequest {
+    }
+
+    /** New partitions with their replicas given (manual assignment). */
+    record CreatePartitionsAssigned(String topic, int newCount, List<List<Integer>> newAssignment, boolean validateOnly)
+            implements ControllerRequest {
+    }
+
     record AlterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) implements ControllerRequest {
     }
 
@@ -89,6 +99,20 @@ sealed interface ControllerRequest {
                     out.writeByte(3);
                     out.writeUTF(c.topic());
                     out.writeInt(c.newCount());
+                    out.writeBoolean(c.validateOnly());
+                }
+                case CreateTopicAssigned c -> {
+                    out.writeByte(22);
+                    out.writeUTF(c.name());
+                    writeAssignment(out, c.assignment());
+                    writeConfigs(out, c.configs());
+                    out.writeBoolean(c.validateOnly());
+                }
+                case CreatePartitionsAssigned c -> {
+                    out.writeByte(23);
+                    out.writeUTF(c.topic());
+                    out.writeInt(c.newCount());
+                    writeAssignment(out, c.newAssignment());
                     out.writeBoolean(c.validateOnly());
                 }
                 case AlterTopicConfigs a -> {
@@ -216,6 +240,8 @@ sealed interface ControllerRequest {
                 }
                 case 20 -> new AlterBrokerConfigs(in.readUTF(), readConfigs(in), in.readBoolean());
                 case 21 -> new FetchMetadata(in.readLong(), in.readInt());
+                case 22 -> new CreateTopicAssigned(in.readUTF(), readAssignment(in), readConfigs(in), in.readBoolean());
+                case 23 -> new CreatePartitionsAssigned(in.readUTF(), in.readInt(), readAssignment(in), in.readBoolean());
                 default -> throw new IOException("Unknown controller request type " + type);
             };
         });
@@ -235,6 +261,30 @@ sealed interface ControllerRequest {
         Map<String, String> out = new HashMap<>();
         for (int i = 0; i < n; i++) {
             out.put(in.readUTF(), in.readUTF());
+        }
+        return out;
+    }
+
+    private static void writeAssignment(DataOutputStream out, List<List<Integer>> assignment) throws IOException {
+        out.writeInt(assignment.size());
+        for (List<Integer> replicas : assignment) {
+            out.writeInt(replicas.size());
+            for (int b : replicas) {
+                out.writeInt(b);
+            }
+        }
+    }
+
+    private static List<List<Integer>> readAssignment(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        List<List<Integer>> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int size = in.readInt();
+            List<Integer> replicas = new ArrayList<>(size);
+            for (int j = 0; j < size; j++) {
+                replicas.add(in.readInt());
+            }
+            out.add(List.copyOf(replicas));
         }
         return out;
     }

@@ -39,6 +39,18 @@ abstract class ForwardingController implements Controller {
     }
 
     @Override
+    public TopicMetadata createTopic(String name, List<List<Integer>> assignment, Map<String, String> configs,
+                                     boolean validateOnly) {
+        return topicOf(call(new ControllerRequest.CreateTopicAssigned(name, assignment, configs, validateOnly)));
+    }
+
+    @Override
+    public TopicMetadata createPartitions(String topic, int newCount, List<List<Integer>> newAssignment,
+                                         boolean validateOnly) {
+        return topicOf(call(new ControllerRequest.CreatePartitionsAssigned(topic, newCount, newAssignment, validateOnly)));
+    }
+
+    @Override
     public void deleteTopic(Uuid topicId) {
         call(new ControllerRequest.DeleteTopic(topicId));
     }

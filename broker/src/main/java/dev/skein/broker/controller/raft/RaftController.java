@@ -645,6 +645,10 @@ public final class RaftController extends ForwardingController {
             case ControllerRequest.DeleteTopic d -> propose(logic.deleteTopic(s, d.topicId()));
             case ControllerRequest.CreatePartitions c -> topicChange(s, c.topic(),
                     logic.createPartitions(s, c.topic(), c.newCount()), c.validateOnly());
+            case ControllerRequest.CreateTopicAssigned c -> topicChange(s, c.name(),
+                    logic.createTopic(s, c.name(), c.assignment(), c.configs()), c.validateOnly());
+            case ControllerRequest.CreatePartitionsAssigned c -> topicChange(s, c.topic(),
+                    logic.createPartitions(s, c.topic(), c.newCount(), c.newAssignment()), c.validateOnly());
             case ControllerRequest.AlterTopicConfigs a -> topicChange(s, a.topic(),
                     logic.alterTopicConfigs(s, a.topic(), a.configs()), a.validateOnly());
             case ControllerRequest.AllocateProducerIds p -> propose(List.of(new MetadataCommand.ProducerIdBlock(p.size())));
