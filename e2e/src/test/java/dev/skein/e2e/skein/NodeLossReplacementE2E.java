@@ -86,7 +86,7 @@ class NodeLossReplacementE2E {
     private static final String CLUSTER = "main";
     private static final String TOPIC = "orders";
     private static final Duration PATIENCE = Duration.ofSeconds(240);
-    private static final long THROTTLE = 200_000;
+    private static final long THROTTLE = 500_000;
     private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
     private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
 
@@ -310,7 +310,8 @@ class NodeLossReplacementE2E {
         kubelet.loseNode(lostNode);
         timeline.put("node " + lostNode + " lost", 0L);
         AtomicBoolean restarted = new AtomicBoolean(!restartOperator);
-        await().atMost(Duration.ofSeconds(400)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+        // patient: on the shared 2-core machine a loaded host has stretched the catch-up from seconds to minutes
+        await().atMost(Duration.ofSeconds(600)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             long at = (System.nanoTime() - lost) / 1_000_000;
             if (!nodeReady(client.nodes().withName(lostNode).get())) {
                 timeline.putIfAbsent("node NotReady", at);
@@ -447,8 +448,7 @@ class NodeLossReplacementE2E {
     }
 
     /**
-     * An idempotent acks=all producer (flushing every 10 records, so it follows the cluster's pace)
-     * that remembers the partition and offset of every acknowledged record, and the check that
+     * An idempotent acks=all producer at a steady pace that remembers the partition and offset of every acknowledged record, and the check that
      * reads each of them back.
      */
     static final class Load {
@@ -456,9 +456,12 @@ class NodeLossReplacementE2E {
         final Map<String, Integer> partitionOf = new ConcurrentHashMap<>();
         final AtomicLong failed = new AtomicLong();
         final AtomicReference<String> firstFailure = new AtomicReference<>();
-        private final AtomicBoolean stop = new AtomicBoolean();
+        private final AtomicLong next = new AtomicLong();
+        private final AtomicLong inFlight = new AtomicLong();
+        private final java.util.concurrent.ScheduledExecutorService ticker =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "nodeloss-acks-all-load"));
         private final String bootstrap;
-        private Thread thread;
+        private KafkaProducer<String, String> producer;
 
         Load(String bootstrap) {
             this.bootstrap = bootstrap;
@@ -472,33 +475,36 @@ class NodeLossReplacementE2E {
             p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 180_000);
             p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-            thread = new Thread(() -> {
-                try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
-                    for (long i = 0; i < 2_000_000 && !stop.get(); i++) {
-                        String value = "v" + i;
-                        producer.send(new ProducerRecord<>(TOPIC, "k" + i, value), (md, e) -> {
-                            if (e == null) {
-                                acked.put(value, md.offset());
-                                partitionOf.put(value, md.partition());
-                            } else {
-                                failed.incrementAndGet();
-                                firstFailure.compareAndSet(null, e.toString());
-                            }
-                        });
-                        if (i % 10 == 9) {
-                            producer.flush();
-                        }
-                    }
-                    producer.flush();
+            producer = new KafkaProducer<>(p);
+            // paced, not as fast as the cluster allows: ~500 records/s (10 every 20 ms, skipped while
+            // 1,000 are unacknowledged), well under the recovery throttle, so the replacement can catch up
+            ticker.scheduleAtFixedRate(() -> {
+                if (inFlight.get() > 1_000) {
+                    return;
                 }
-            }, "nodeloss-acks-all-load");
-            thread.start();
+                for (int j = 0; j < 10; j++) {
+                    String value = "v" + next.getAndIncrement();
+                    inFlight.incrementAndGet();
+                    producer.send(new ProducerRecord<>(TOPIC, "k" + value, value), (md, e) -> {
+                        inFlight.decrementAndGet();
+                        if (e == null) {
+                            acked.put(value, md.offset());
+                            partitionOf.put(value, md.partition());
+                        } else {
+                            failed.incrementAndGet();
+                            firstFailure.compareAndSet(null, e.toString());
+                        }
+                    });
+                }
+            }, 0, 20, TimeUnit.MILLISECONDS);
         }
 
         void stop() throws InterruptedException {
-            stop.set(true);
-            if (thread != null) {
-                thread.join(TimeUnit.SECONDS.toMillis(200));
+            ticker.shutdown();
+            ticker.awaitTermination(30, TimeUnit.SECONDS);
+            if (producer != null) {
+                producer.close(Duration.ofSeconds(200));
+                producer = null;
             }
         }
 
