@@ -29,7 +29,9 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -110,6 +112,34 @@ class BrokerOnlyNodesIT {
             }
         }
         produceAndConsume("wide", 500, 500);
+    }
+
+    @Test
+    void describeQuorumListsTheBrokerOnlyNodesAsObserversWithTheirIncarnation() throws Exception {
+        // asked through a voter, and through a broker-only node (which must not claim to be a quorum of one)
+        for (int node : List.of(0, 3)) {
+            describeQuorumThrough(node);
+        }
+    }
+
+    private void describeQuorumThrough(int node) throws Exception {
+        try (Admin admin = admin(node)) {
+            awaitLiveBrokers(admin, Set.of(0, 1, 2, 3, 4));
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+                var quorum = admin.describeMetadataQuorum().quorumInfo().get(10, TimeUnit.SECONDS);
+                assertThat(quorum.voters()).extracting(v -> v.replicaId()).containsExactlyInAnyOrder(0, 1, 2);
+                assertThat(quorum.observers()).extracting(o -> o.replicaId()).containsExactlyInAnyOrder(3, 4);
+                // the observer's directory id is its log dir's: what meta.properties holds
+                for (var o : quorum.observers()) {
+                    Properties meta = new Properties();
+                    try (var in = java.nio.file.Files.newInputStream(Path.of(properties.get(o.replicaId())
+                            .get("log.dirs").split(",")[0]).resolve("meta.properties"))) {
+                        meta.load(in);
+                    }
+                    assertThat(o.replicaDirectoryId().toString()).isEqualTo(meta.getProperty("directory.id"));
+                }
+            });
+        }
     }
 
     @Test

@@ -12,7 +12,9 @@ import io.javaoperatorsdk.operator.processing.dependent.kubernetes.CRUDKubernete
 /**
  * The Kubernetes objects a SkeinCluster owns, one JOSDK dependent resource per object. Each only
  * says what the object should be (the pure builders of this package); java-operator-sdk applies
- * it server-side, watches it, and leaves it alone when it already matches.
+ * it server-side, watches it, and leaves it alone when it already matches. The ConfigMap and the
+ * StatefulSet are built for {@link EffectiveBrokers}: a scale down lowers them only when the
+ * reconciler's scale-down step has emptied the departing brokers.
  */
 public final class ClusterDependents {
     private ClusterDependents() {
@@ -25,7 +27,7 @@ public final class ClusterDependents {
 
         @Override
         protected ConfigMap desired(SkeinCluster cluster, Context<SkeinCluster> context) {
-            return BrokerConfigMap.desired(cluster);
+            return BrokerConfigMap.desired(EffectiveBrokers.of(cluster, context));
         }
     }
 
@@ -70,7 +72,7 @@ public final class ClusterDependents {
 
         @Override
         protected StatefulSet desired(SkeinCluster cluster, Context<SkeinCluster> context) {
-            return BrokerStatefulSet.desired(cluster);
+            return BrokerStatefulSet.desired(EffectiveBrokers.of(cluster, context));
         }
     }
 

@@ -18,6 +18,15 @@ public record ClusterHealth(int underReplicatedPartitions, int offlinePartitions
      */
     public static ClusterHealth of(int brokerCount, List<PartitionReplicas> partitions,
                                    Map<Integer, Map.Entry<String, String>> pods) {
+        return of(brokerCount, partitions, pods, Map.of());
+    }
+
+    /**
+     * @param pods         node id → (pod name, Kubernetes node) of the brokers that have a pod
+     * @param incarnations node id → directory id (incarnation) of the brokers the cluster reports one for
+     */
+    public static ClusterHealth of(int brokerCount, List<PartitionReplicas> partitions,
+                                   Map<Integer, Map.Entry<String, String>> pods, Map<Integer, String> incarnations) {
         int under = 0;
         int offline = 0;
         for (PartitionReplicas p : partitions) {
@@ -38,6 +47,7 @@ public record ClusterHealth(int underReplicatedPartitions, int offlinePartitions
                 b.setPod(pod.getKey());
                 b.setNode(pod.getValue());
             }
+            b.setIncarnation(incarnations.get(id));
             b.setInAllIsrs(partitions.stream().filter(p -> p.replicas().contains(node))
                     .allMatch(p -> p.isr().contains(node)));
             brokers.add(b);

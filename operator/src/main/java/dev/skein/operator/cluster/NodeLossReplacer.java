@@ -1,7 +1,7 @@
 package dev.skein.operator.cluster;
 
 import dev.skein.operator.kafka.KafkaAdmins;
-import dev.skein.operator.kafka.ReplicationThrottleAdmin;
+import dev.skein.operator.kafka.ReplicationThrottle;
 import dev.skein.operator.model.NodeLossSpec;
 import dev.skein.operator.model.SkeinCluster;
 import io.fabric8.kubernetes.api.model.DeleteOptions;
@@ -131,7 +131,7 @@ public final class NodeLossReplacer {
             case NodeLossAction.SetThrottle t -> {
                 annotate(client, cluster, NodeLossProgress.ANNOTATION, next);
                 try {
-                    throttle(names).set(t.broker(), t.bytesPerSecond(), partitions.orElse(List.of()));
+                    throttle(names).set(t.bytesPerSecond(), recoveryMoves(t.broker(), partitions.orElse(List.of())));
                 } catch (RuntimeException e) {
                     annotate(client, cluster, NodeLossProgress.ANNOTATION, progressText);
                     throw e;
@@ -174,8 +174,19 @@ public final class NodeLossReplacer {
         }
     }
 
-    private ReplicationThrottleAdmin throttle(ClusterNames names) {
-        return new ReplicationThrottleAdmin(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis());
+    private ReplicationThrottle throttle(ClusterNames names) {
+        return new ReplicationThrottle(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis());
+    }
+
+    /**
+     * What the replacement of {@code broker} copies, as throttle moves: each partition it hosts,
+     * fetched from the partition's other replicas (any may lead) by {@code broker}.
+     */
+    static List<ReplicationThrottle.Move> recoveryMoves(int broker, List<PartitionReplicas> partitions) {
+        return partitions.stream().filter(p -> p.replicas().contains(broker))
+                .map(p -> new ReplicationThrottle.Move(p.topic(), p.partition(),
+                        p.replicas().stream().filter(r -> r != broker).toList(), List.of(broker)))
+                .toList();
     }
 
     /**

@@ -38,8 +38,10 @@ import java.util.TreeSet;
  * <p>A change of the brokers' pod template (config, image, resources...) is rolled out one broker
  * at a time as {@link RollingUpdateGate} allows, reported in the Progressing condition.
  *
- * <p>Not yet here (issue 5): scale down with reassignment, per-broker state and partition counts in
- * the status, node loss and broker replacement.
+ * <p>A lower {@code spec.brokers} is a scale down ({@link ScaleDownStep}): replicas leave the
+ * departing brokers first, and only then does the StatefulSet lose them.
+ *
+ * <p>Not yet here (issue 5): node loss and broker replacement.
  */
 @ControllerConfiguration(name = SkeinClusterReconciler.NAME)
 @Workflow(dependents = {
@@ -62,6 +64,7 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
 
     private final KafkaAdmins admins;
     private final Clock clock;
+    private final ScaleDownStep scaleDown;
     private final NodeLossReplacer nodeLoss;
 
     public SkeinClusterReconciler(KafkaAdmins admins, Clock clock) {
@@ -71,22 +74,27 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
     public SkeinClusterReconciler(KafkaAdmins admins, Clock clock, io.micrometer.core.instrument.MeterRegistry registry) {
         this.admins = admins;
         this.clock = clock;
+        this.scaleDown = new ScaleDownStep(admins);
         this.nodeLoss = new NodeLossReplacer(admins, clock, registry);
     }
 
     @Override
     public UpdateControl<SkeinCluster> reconcile(SkeinCluster cluster, Context<SkeinCluster> context) {
         ClusterNames names = new ClusterNames(cluster);
-        int brokers = cluster.getSpec().getBrokers();
         Optional<StatefulSet> sts = context.getSecondaryResources(StatefulSet.class).stream()
                 .filter(s -> s.getMetadata().getName().equals(names.statefulSet())).findFirst();
+        // while a scale down is pending the departing brokers still run and count (EffectiveBrokers)
+        int running = sts.isPresent() ? EffectiveBrokers.running(cluster, context) : 0;
+        int brokers = Math.max(cluster.getSpec().getBrokers(), running);
         int ready = sts.map(s -> s.getStatus() == null || s.getStatus().getReadyReplicas() == null ? 0
                 : s.getStatus().getReadyReplicas()).orElse(0);
         List<Pod> pods = context.getClient().pods().inNamespace(names.namespace()).withLabels(names.selector()).list()
                 .getItems();
         Optional<ClusterView> view = sts.isPresent() ? Optional.of(readCluster(names)) : Optional.empty();
-        Optional<RollDecision> roll = sts.flatMap(s -> rollingUpdate(cluster, names, s, pods, view.orElseThrow(),
+        Optional<RollDecision> roll = sts.flatMap(s -> rollingUpdate(brokers, names, s, pods, view.orElseThrow(),
                 context.getClient()));
+        ScaleDownStep.Outcome scale = view.isPresent() ? scaleDown.run(cluster, names, running, view.get(),
+                context.getClient()) : new ScaleDownStep.Outcome(new ScaleDecision.None(), false, null, null);
         SkeinClusterStatus old = cluster.getStatus() == null ? new SkeinClusterStatus() : cluster.getStatus();
         SkeinClusterStatus status = new SkeinClusterStatus();
         long generation = cluster.getMetadata().getGeneration();
@@ -102,12 +110,16 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
                             pod.getSpec().getNodeName() == null ? "" : pod.getSpec().getNodeName()));
                 }
             }
-            ClusterHealth health = ClusterHealth.of(brokers, view.get().partitions(), podsById);
+            // a voter's directory id is known only when a voter answered DescribeQuorum: else the last seen
+            Map<Integer, String> incarnations = new HashMap<>(view.get().incarnations());
+            if (old.getBrokers() != null) {
+                old.getBrokers().stream().filter(b -> b.getNodeId() != null && b.getIncarnation() != null)
+                        .forEach(b -> incarnations.putIfAbsent(b.getNodeId(), b.getIncarnation()));
+            }
+            ClusterHealth health = ClusterHealth.of(brokers, view.get().partitions(), podsById, incarnations);
             status.setUnderReplicatedPartitions(health.underReplicatedPartitions());
             status.setOfflinePartitions(health.offlinePartitions());
             status.setBrokers(health.brokers());
-            Map<Integer, String> incarnations = voterIncarnations(names);
-            status.getBrokers().forEach(b -> b.setIncarnation(incarnations.get(b.getNodeId())));
             status.setActiveController(view.get().controller().isPresent() ? view.get().controller().getAsInt() : null);
         } else {
             // the cluster cannot be asked now: keep what was last seen
@@ -119,13 +131,24 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
         boolean allReady = ready >= brokers;
         ClusterReason reason = allReady ? ClusterReason.BrokersReady : ClusterReason.BrokersNotReady;
         String message = ready + "/" + brokers + " brokers ready";
-        status.setConditions(Conditions.set(old.getConditions(), Conditions.READY, allReady, reason.name(), message,
-                generation, clock.instant()));
+        if (scale.refused()) {
+            // the spec cannot be realized: not Ready, with the refusal's reason; nothing was changed
+            status.setConditions(Conditions.set(old.getConditions(), Conditions.READY, false, scale.reason(),
+                    message + "; " + scale.message(), generation, clock.instant()));
+        } else {
+            status.setConditions(Conditions.set(old.getConditions(), Conditions.READY, allReady, reason.name(), message,
+                    generation, clock.instant()));
+        }
         if (!status.getConditions().equals(old.getConditions()) || !Integer.valueOf(ready).equals(old.getReadyBrokers())) {
             LOG.info("SkeinCluster {}/{}: {}", names.namespace(), names.cluster(), message);
         }
         boolean rolling = false;
-        if (roll.isPresent()) {
+        if (scale.reason() != null) {
+            // a scale down under way (or refused) says so in Progressing, before any rolling update
+            rolling = scale.progressing();
+            status.setConditions(Conditions.set(status.getConditions(), Conditions.PROGRESSING, scale.progressing(),
+                    scale.reason(), scale.message(), generation, clock.instant()));
+        } else if (roll.isPresent()) {
             RollDecision d = roll.get();
             rolling = !(d instanceof RollDecision.Done);
             String[] reasonAndMessage = switch (d) {
@@ -176,30 +199,21 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
     private ClusterView readCluster(ClusterNames names) {
         try {
             ClusterAdmin admin = new ClusterAdmin(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis());
-            return new ClusterView(admin.partitions(), admin.activeController(), null);
+            return new ClusterView(admin.partitions(), admin.activeController(), admin.incarnations(), null);
         } catch (KafkaCallException e) {
-            return new ClusterView(List.of(), OptionalInt.empty(), e.getMessage());
-        }
-    }
-
-    /** The voters' incarnations (their metadata log dir ids); empty when the quorum cannot be described now. */
-    private Map<Integer, String> voterIncarnations(ClusterNames names) {
-        try {
-            return new ClusterAdmin(admins.forBootstrap(names.bootstrapServers()), admins.timeout().toMillis())
-                    .voterIncarnations();
-        } catch (KafkaCallException e) {
-            return Map.of();
+            return new ClusterView(List.of(), OptionalInt.empty(), Map.of(), e.getMessage());
         }
     }
 
     /** What the cluster said; {@code error} is set (and the rest empty) when it could not be asked. */
-    record ClusterView(List<PartitionReplicas> partitions, OptionalInt controller, String error) {
+    record ClusterView(List<PartitionReplicas> partitions, OptionalInt controller, Map<Integer, String> incarnations,
+                       String error) {
         boolean reachable() {
             return error == null;
         }
     }
 
-    private Optional<RollDecision> rollingUpdate(SkeinCluster cluster, ClusterNames names, StatefulSet sts,
+    private Optional<RollDecision> rollingUpdate(int brokerCount, ClusterNames names, StatefulSet sts,
                                                  List<Pod> pods, ClusterView view, KubernetesClient client) {
         if (sts.getStatus() == null || sts.getStatus().getUpdateRevision() == null
                 || !Objects.equals(sts.getStatus().getObservedGeneration(), sts.getMetadata().getGeneration())) {
@@ -207,7 +221,7 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
         }
         String revision = sts.getStatus().getUpdateRevision();
         Set<Integer> brokers = new TreeSet<>();
-        for (int i = 0; i < cluster.getSpec().getBrokers(); i++) {
+        for (int i = 0; i < brokerCount; i++) {
             brokers.add(i);
         }
         Set<Integer> ready = new TreeSet<>();
@@ -229,7 +243,7 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
         }
         if (outdated.isEmpty()) {
             boolean restarting = pods.stream().anyMatch(p -> p.getMetadata().getDeletionTimestamp() != null)
-                    || pods.size() < cluster.getSpec().getBrokers();
+                    || pods.size() < brokerCount;
             return Optional.of(restarting && sts.getStatus().getCurrentRevision() != null
                     && !revision.equals(sts.getStatus().getCurrentRevision())
                     ? new RollDecision.Wait(RollReason.BrokerNotReady, "the last restarted broker is coming back")

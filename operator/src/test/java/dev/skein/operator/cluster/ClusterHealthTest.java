@@ -24,4 +24,14 @@ class ClusterHealthTest {
         assertThat(health.brokers()).extracting(b -> b.getNodeId() + ":" + b.getPod() + "@" + b.getNode() + ":" + b.getInAllIsrs())
                 .containsExactly("0:main-broker-0@node-a:true", "1:main-broker-1@node-b:true", "2:null@null:false");
     }
+
+    @Test
+    void reportsEachBrokersIncarnationWhereTheClusterNamesOne() {
+        List<PartitionReplicas> partitions = List.of(new PartitionReplicas("a", 0, List.of(0, 1), List.of(0, 1), 1));
+
+        ClusterHealth health = ClusterHealth.of(3, partitions, Map.of(), Map.of(0, "dir-0", 2, "dir-2"));
+
+        assertThat(health.brokers()).extracting(b -> b.getNodeId() + ":" + b.getIncarnation())
+                .containsExactly("0:dir-0", "1:null", "2:dir-2");
+    }
 }

@@ -82,6 +82,20 @@ class NodeLossReplacerTest {
     }
 
     @Test
+    void theRecoveryThrottlesTheReplacedBrokersReplicasFetchingFromTheOthers() {
+        java.util.List<PartitionReplicas> partitions = java.util.List.of(
+                new PartitionReplicas("orders", 0, java.util.List.of(0, 1, 2), java.util.List.of(0, 2), 2),
+                new PartitionReplicas("orders", 1, java.util.List.of(2, 0), java.util.List.of(2, 0), 1),
+                new PartitionReplicas("audit", 0, java.util.List.of(1), java.util.List.of(), 1));
+
+        assertThat(NodeLossReplacer.recoveryMoves(1, partitions)).containsExactly(
+                new dev.skein.operator.kafka.ReplicationThrottle.Move("orders", 0, java.util.List.of(0, 2),
+                        java.util.List.of(1)),
+                new dev.skein.operator.kafka.ReplicationThrottle.Move("audit", 0, java.util.List.of(),
+                        java.util.List.of(1)));
+    }
+
+    @Test
     void annotationValuesAreEscapedAsJsonStrings() {
         assertThat(NodeLossReplacer.json("a\"b\\c\n")).isEqualTo("\"a\\\"b\\\\c\\u000a\"");
     }
