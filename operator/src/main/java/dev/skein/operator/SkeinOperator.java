@@ -160,7 +160,7 @@ public final class SkeinOperator implements AutoCloseable {
                 }
             });
             if (reconcilers.contains(SkeinClusterReconciler.NAME)) {
-                operator.register(new SkeinClusterReconciler(admins, clock), c -> {
+                operator.register(new SkeinClusterReconciler(admins, clock, registry), c -> {
                     watch(c, namespaces);
                     c.withReconciliationMaxInterval(resync);
                 });

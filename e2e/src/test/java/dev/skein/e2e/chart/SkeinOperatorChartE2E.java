@@ -60,7 +60,14 @@ class SkeinOperatorChartE2E {
             " [configmaps, services, serviceaccounts] [get, list, watch, create, patch, update, delete]",
             "apps [statefulsets] [get, list, watch, create, patch, update, delete]",
             "policy [poddisruptionbudgets] [get, list, watch, create, patch, update, delete]",
-            " [pods] [get, list, watch, delete]");
+            " [pods] [get, list, watch, delete]",
+            " [persistentvolumeclaims] [list, delete]",
+            " [events] [create]");
+    /** The cluster-scoped reads, bound cluster-wide in every mode: nodes, volumes, storage classes. */
+    private static final List<String> CLUSTER_SCOPED_RULES = List.of(
+            " [nodes] [get, list]",
+            " [persistentvolumes] [get]",
+            "storage.k8s.io [storageclasses] [get]");
 
     private static Helm helm;
 
@@ -208,10 +215,16 @@ class SkeinOperatorChartE2E {
         assertThat(operator.getPorts()).singleElement().satisfies(p -> assertThat(p.getContainerPort()).isEqualTo(8080));
         assertThat(operator.getResources().getLimits()).containsKey("memory");
 
-        ClusterRole clusterRole = ofKind(objects, ClusterRole.class).getFirst();
+        ClusterRole clusterRole = ofKind(objects, ClusterRole.class).stream()
+                .filter(r -> r.getMetadata().getName().equals("skein-skein-operator")).findFirst().orElseThrow();
         assertThat(rules(clusterRole.getRules())).containsExactlyElementsOf(
                 CLUSTER_RULES);
-        assertThat(rules(clusterRole.getRules())).noneMatch(r -> r.contains("*") || r.contains("secrets"));
+        ClusterRole clusterScoped = ofKind(objects, ClusterRole.class).stream()
+                .filter(r -> r.getMetadata().getName().equals("skein-skein-operator-cluster")).findFirst().orElseThrow();
+        assertThat(rules(clusterScoped.getRules())).containsExactlyElementsOf(CLUSTER_SCOPED_RULES);
+        for (ClusterRole role : ofKind(objects, ClusterRole.class)) {
+            assertThat(rules(role.getRules())).noneMatch(r -> r.contains("*") || r.contains("secrets"));
+        }
         Role lease = ofKind(objects, Role.class).getFirst();
         assertThat(rules(lease.getRules())).containsExactly("coordination.k8s.io [leases] [create]",
                 "coordination.k8s.io [leases] [get, update, patch] names [skein-operator]");
@@ -224,6 +237,7 @@ class SkeinOperatorChartE2E {
                 productionValues(dir).toString()));
 
         assertThat(kinds(objects)).doesNotContain("ClusterRoleBinding/skein-skein-operator").contains(
+                "ClusterRoleBinding/skein-skein-operator-cluster",
                 "RoleBinding/skein-skein-operator@" + WATCHED.get(0), "RoleBinding/skein-skein-operator@" + WATCHED.get(1),
                 "ServiceMonitor/skein-skein-operator@" + NAMESPACE, "PodMonitor/skein-skein-operator-brokers@" + NAMESPACE,
                 "PrometheusRule/skein-skein-operator@" + NAMESPACE, "ConfigMap/skein-skein-operator-dashboard@" + NAMESPACE);

@@ -61,15 +61,22 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
     static final String REVISION_LABEL = "controller-revision-hash";
     static final String POD_INDEX_LABEL = "apps.kubernetes.io/pod-index";
     private static final Duration ROLL_POLL = Duration.ofSeconds(5);
+    private static final Duration NODE_LOSS_STEP_POLL = Duration.ofSeconds(1);
 
     private final KafkaAdmins admins;
     private final Clock clock;
     private final ScaleDownStep scaleDown;
+    private final NodeLossReplacer nodeLoss;
 
     public SkeinClusterReconciler(KafkaAdmins admins, Clock clock) {
+        this(admins, clock, new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+    }
+
+    public SkeinClusterReconciler(KafkaAdmins admins, Clock clock, io.micrometer.core.instrument.MeterRegistry registry) {
         this.admins = admins;
         this.clock = clock;
         this.scaleDown = new ScaleDownStep(admins);
+        this.nodeLoss = new NodeLossReplacer(admins, clock, registry);
     }
 
     @Override
@@ -166,9 +173,31 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
         } else {
             Conditions.find(old.getConditions(), Conditions.PROGRESSING).ifPresent(c -> status.getConditions().add(c));
         }
+        Optional<Duration> nodeLossPoll = Optional.empty();
+        if (sts.isPresent()) {
+            NodeLossAction loss = nodeLoss.reconcile(cluster, pods, view.filter(ClusterView::reachable)
+                    .map(ClusterView::partitions), context.getClient(), Conditions.find(old.getConditions(),
+                    Conditions.DEGRADED).map(io.fabric8.kubernetes.api.model.Condition::getReason));
+            status.setConditions(Conditions.set(status.getConditions(), Conditions.DEGRADED, loss.degraded(),
+                    loss.reason().name(), loss.message(), generation, clock.instant()));
+            if (loss.degraded()) {
+                // a step just taken: look again soon for the next one
+                nodeLossPoll = Optional.of(switch (loss) {
+                    case NodeLossAction.Wait w -> w.retryAfter() != null ? w.retryAfter().plusSeconds(1) : ROLL_POLL;
+                    case NodeLossAction.Refuse r -> ROLL_POLL;
+                    default -> NODE_LOSS_STEP_POLL;
+                });
+            }
+        } else {
+            Conditions.find(old.getConditions(), Conditions.DEGRADED).ifPresent(c -> status.getConditions().add(c));
+        }
         cluster.setStatus(status);
         UpdateControl<SkeinCluster> control = UpdateControl.patchStatus(cluster);
-        return rolling ? control.rescheduleAfter(ROLL_POLL) : control;
+        Optional<Duration> poll = rolling ? Optional.of(ROLL_POLL) : Optional.empty();
+        if (nodeLossPoll.isPresent() && (poll.isEmpty() || nodeLossPoll.get().compareTo(poll.get()) < 0)) {
+            poll = nodeLossPoll;
+        }
+        return poll.map(control::rescheduleAfter).orElse(control);
     }
 
     /**

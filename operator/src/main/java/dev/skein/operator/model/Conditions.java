@@ -19,6 +19,8 @@ public final class Conditions {
     public static final String READY = "Ready";
     /** A change is being rolled out (SkeinCluster: a rolling restart), or waits, with the reason. */
     public static final String PROGRESSING = "Progressing";
+    /** Something is lost or being repaired (SkeinCluster: a broker's node is lost, or its replacement runs). */
+    public static final String DEGRADED = "Degraded";
 
     private Conditions() {
     }

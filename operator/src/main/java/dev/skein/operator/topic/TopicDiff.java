@@ -26,9 +26,15 @@ import java.util.TreeSet;
  *                                                         new replication factor, config SET/DELETE
  * </pre>
  * Configs: every key of the desired configs whose value differs is SET; a key set on the topic but
- * not in the spec is DELETEd (back to the cluster default), so the spec is the whole truth.
+ * not in the spec is DELETEd (back to the cluster default), so the spec is the whole truth, except
+ * for the {@code *.replication.throttled.replicas} keys, which the SkeinCluster reconciler sets while a
+ * replaced broker catches up ({@link #RECOVERY_THROTTLE_KEYS}) and removes afterwards.
  */
 public final class TopicDiff {
+    /** Topic configs owned by the cluster's node-loss recovery: never DELETEd for not being in the spec. */
+    public static final java.util.Set<String> RECOVERY_THROTTLE_KEYS = java.util.Set.of(
+            "leader.replication.throttled.replicas", "follower.replication.throttled.replicas");
+
     private TopicDiff() {
     }
 
@@ -97,7 +103,7 @@ public final class TopicDiff {
             }
         }
         for (String key : new TreeSet<>(actual.keySet())) {
-            if (!desired.containsKey(key)) {
+            if (!desired.containsKey(key) && !RECOVERY_THROTTLE_KEYS.contains(key)) {
                 out.add(ConfigChange.delete(key));
             }
         }

@@ -127,6 +127,16 @@ class TopicDiffTest {
     }
 
     @Test
+    void recoveryThrottleOfAReplacedBrokerIsLeftAlone() {
+        TopicPlan plan = TopicDiff.plan(desired(3, 3, Map.of()), Optional.of(actual(3, 3, Map.of(
+                "leader.replication.throttled.replicas", "0:0,0:2", "follower.replication.throttled.replicas", "0:1"))),
+                true, THREE_BROKERS);
+
+        assertThat(plan).isInstanceOfSatisfying(TopicPlan.Update.class,
+                u -> assertThat(u.configChanges()).isEmpty());
+    }
+
+    @Test
     void replicationFactorIncreaseAddsTheLeastLoadedBrokersAfterTheCurrentReplicas() {
         // partitions 0..2 on brokers 0, 1, 2 (rf 1): each gains the least-loaded broker not already a replica
         TopicPlan plan = TopicDiff.plan(desired(3, 2, Map.of()), Optional.of(actual(3, 1, Map.of())), true, THREE_BROKERS);
