@@ -25,9 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 /**
@@ -127,15 +124,6 @@ public final class ClusterAdmin {
     }
 
     private <T> T get(KafkaFuture<T> future, String what) {
-        try {
-            return future.get(timeoutMs, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new KafkaCallException(what, e.getCause());
-        } catch (TimeoutException e) {
-            throw new KafkaCallException(what, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KafkaCallException(what, e);
-        }
+        return KafkaCallException.await(future, timeoutMs, what);
     }
 }

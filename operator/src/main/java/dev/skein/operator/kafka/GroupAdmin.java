@@ -15,9 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /** The Admin calls the consumer-group reconciler makes, each bounded by the admin timeout. */
 public final class GroupAdmin {
@@ -96,15 +93,6 @@ public final class GroupAdmin {
     }
 
     private <T> T get(KafkaFuture<T> future, String what) {
-        try {
-            return future.get(timeoutMs, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new KafkaCallException(what, e.getCause());
-        } catch (TimeoutException e) {
-            throw new KafkaCallException(what, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KafkaCallException(what, e);
-        }
+        return KafkaCallException.await(future, timeoutMs, what);
     }
 }

@@ -8,6 +8,20 @@ public final class KafkaCallException extends RuntimeException {
         super("could not " + what + ": " + describe(cause), cause);
     }
 
+    /** The result of an Admin call within {@code timeoutMs}, or a KafkaCallException saying what failed. */
+    static <T> T await(java.util.concurrent.Future<T> future, long timeoutMs, String what) {
+        try {
+            return future.get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new KafkaCallException(what, e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new KafkaCallException(what, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KafkaCallException(what, e);
+        }
+    }
+
     private static String describe(Throwable cause) {
         if (cause instanceof java.util.concurrent.TimeoutException
                 || cause instanceof org.apache.kafka.common.errors.TimeoutException) {

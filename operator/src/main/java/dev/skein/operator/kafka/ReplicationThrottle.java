@@ -16,9 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 /**
@@ -168,15 +165,6 @@ public final class ReplicationThrottle {
     }
 
     private <T> T get(KafkaFuture<T> future, String what) {
-        try {
-            return future.get(timeoutMs, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new KafkaCallException(what, e.getCause());
-        } catch (TimeoutException e) {
-            throw new KafkaCallException(what, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KafkaCallException(what, e);
-        }
+        return KafkaCallException.await(future, timeoutMs, what);
     }
 }

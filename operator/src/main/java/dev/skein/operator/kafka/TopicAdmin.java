@@ -126,15 +126,6 @@ public final class TopicAdmin {
     }
 
     private <T> T get(java.util.concurrent.Future<T> future, String what) {
-        try {
-            return future.get(timeoutMs, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new KafkaCallException(what, e.getCause());
-        } catch (TimeoutException e) {
-            throw new KafkaCallException(what, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KafkaCallException(what, e);
-        }
+        return KafkaCallException.await(future, timeoutMs, what);
     }
 }
