@@ -445,6 +445,11 @@ class SkeinClusterBrokersE2E {
                     .containsEntry("status", "False").containsEntry("reason", "StorageClassNotFound")
                     .hasEntrySatisfying("message", m -> assertThat((String) m)
                             .contains("spec.storage.storageClassName no-such-class names no StorageClass")));
+            // and each cause once as a Warning Event on its SkeinCluster, for kubectl describe
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(client.v1().events()
+                    .inNamespace(NAMESPACE).list().getItems()).extracting(e -> e.getInvolvedObject().getName() + " "
+                            + e.getType() + " " + e.getReason())
+                    .contains("bad-image Warning ImagePullFailed", "bad-class Warning StorageClassNotFound"));
         } finally {
             clusters(client).withName("bad-image").delete();
             clusters(client).withName("bad-class").delete();

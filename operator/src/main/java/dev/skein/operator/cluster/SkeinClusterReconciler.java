@@ -140,6 +140,11 @@ public final class SkeinClusterReconciler implements Reconciler<SkeinCluster> {
             if (problem.isPresent()) {
                 reason = problem.get().reason();
                 message = message + ": " + problem.get().message();
+                // a Warning Event when the cause first shows (not on every reconcile while it lasts)
+                String before = Conditions.find(old.getConditions(), Conditions.READY).map(c -> c.getReason()).orElse(null);
+                if (!reason.name().equals(before)) {
+                    new ClusterEvents(context.getClient(), clock).warning(cluster, reason.name(), problem.get().message());
+                }
             }
         }
         if (scale.refused()) {
