@@ -6,7 +6,6 @@ import dev.skein.e2e.kubelet.ImageRegistry;
 import dev.skein.e2e.kubelet.ProcessKubelet;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
@@ -15,7 +14,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
@@ -65,6 +63,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
+import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
+import static dev.skein.e2e.skein.SkeinResources.TOPICS;
+import static dev.skein.e2e.skein.SkeinResources.condition;
+import static dev.skein.e2e.skein.SkeinResources.podReady;
+import static dev.skein.e2e.skein.SkeinResources.resource;
+import static dev.skein.e2e.skein.SkeinResources.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -87,8 +91,6 @@ class NodeLossReplacementE2E {
     private static final String TOPIC = "orders";
     private static final Duration PATIENCE = Duration.ofSeconds(240);
     private static final long THROTTLE = 500_000;
-    private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
-    private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
 
     private static ProcessKubelet kubelet;
     private static OperatorProcess operator;
@@ -110,11 +112,6 @@ class NodeLossReplacementE2E {
                     operator == null ? "(not started)" : operator.logTail(120), pods);
         }
     };
-
-    private static ResourceDefinitionContext context(String kind, String plural) {
-        return new ResourceDefinitionContext.Builder().withGroup("skein.dev").withVersion("v1alpha1").withKind(kind)
-                .withPlural(plural).withNamespaced(true).build();
-    }
 
     @BeforeAll
     static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {
@@ -167,37 +164,12 @@ class NodeLossReplacementE2E {
         return client.genericKubernetesResources(TOPICS).inNamespace(NAMESPACE);
     }
 
-    private static GenericKubernetesResource resource(String kind, String name, Map<String, Object> spec) {
-        return new GenericKubernetesResourceBuilder().withApiVersion("skein.dev/v1alpha1").withKind(kind)
-                .withNewMetadata().withName(name).withNamespace(NAMESPACE).endMetadata()
-                .addToAdditionalProperties("spec", spec).build();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> status(GenericKubernetesResource r) {
-        Object status = r == null ? null : r.getAdditionalProperties().get("status");
-        return status == null ? Map.of() : (Map<String, Object>) status;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> condition(GenericKubernetesResource r, String type) {
-        Object conditions = status(r).get("conditions");
-        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
-                .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
-    }
-
     private static GenericKubernetesResource cluster(KubernetesClient client) {
         return clusters(client).withName(CLUSTER).get();
     }
 
     private static Pod pod(KubernetesClient client, int broker) {
         return client.pods().inNamespace(NAMESPACE).withName(CLUSTER + "-broker-" + broker).get();
-    }
-
-    private static boolean podReady(Pod pod) {
-        return pod != null && pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
-                && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
-                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
     private static boolean nodeReady(Node node) {
@@ -223,7 +195,7 @@ class NodeLossReplacementE2E {
                 "requiredDuringSchedulingIgnoredDuringExecution", List.of(Map.of(
                         "topologyKey", "kubernetes.io/hostname",
                         "labelSelector", Map.of("matchLabels", Map.of("skein.dev/cluster", CLUSTER))))))));
-        clusters(client).resource(resource("SkeinCluster", CLUSTER, spec)).create();
+        clusters(client).resource(resource("SkeinCluster", NAMESPACE, CLUSTER, spec)).create();
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             GenericKubernetesResource c = cluster(client);
             assertThat(condition(c, "Ready")).containsEntry("status", "True");
@@ -237,7 +209,7 @@ class NodeLossReplacementE2E {
         adminProps.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
         admin = Admin.create(adminProps);
 
-        topics(client).resource(resource("SkeinTopic", TOPIC, Map.of("cluster", CLUSTER, "partitions", 3,
+        topics(client).resource(resource("SkeinTopic", NAMESPACE, TOPIC, Map.of("cluster", CLUSTER, "partitions", 3,
                 "replicationFactor", 3, "minInSyncReplicas", 2))).create();
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(condition(topics(client).withName(TOPIC).get(), "Ready"))
                 .containsEntry("status", "True"));

@@ -5,13 +5,11 @@ import dev.skein.e2e.ControlPlaneExtension;
 import dev.skein.e2e.kubelet.ImageRegistry;
 import dev.skein.e2e.kubelet.ProcessKubelet;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -53,6 +51,12 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 
+import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
+import static dev.skein.e2e.skein.SkeinResources.TOPICS;
+import static dev.skein.e2e.skein.SkeinResources.condition;
+import static dev.skein.e2e.skein.SkeinResources.podReady;
+import static dev.skein.e2e.skein.SkeinResources.resource;
+import static dev.skein.e2e.skein.SkeinResources.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -70,8 +74,6 @@ class SkeinClusterBrokersE2E {
     private static final String NAMESPACE = "skein-brokers-e2e";
     private static final String CLUSTER = "main";
     private static final Duration PATIENCE = Duration.ofSeconds(180);
-    private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
-    private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
 
     private static ProcessKubelet kubelet;
     private static OperatorProcess operator;
@@ -90,11 +92,6 @@ class SkeinClusterBrokersE2E {
                     operator == null ? "(not started)" : operator.logTail(60), pods);
         }
     };
-
-    private static ResourceDefinitionContext context(String kind, String plural) {
-        return new ResourceDefinitionContext.Builder().withGroup("skein.dev").withVersion("v1alpha1").withKind(kind)
-                .withPlural(plural).withNamespaced(true).build();
-    }
 
     @BeforeAll
     static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {
@@ -138,18 +135,6 @@ class SkeinClusterBrokersE2E {
         return client.genericKubernetesResources(TOPICS).inNamespace(NAMESPACE);
     }
 
-    private static GenericKubernetesResource resource(String kind, String name, Map<String, Object> spec) {
-        return new GenericKubernetesResourceBuilder().withApiVersion("skein.dev/v1alpha1").withKind(kind)
-                .withNewMetadata().withName(name).withNamespace(NAMESPACE).endMetadata()
-                .addToAdditionalProperties("spec", spec).build();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> status(GenericKubernetesResource r) {
-        Object status = r == null ? null : r.getAdditionalProperties().get("status");
-        return status == null ? Map.of() : (Map<String, Object>) status;
-    }
-
     @SuppressWarnings("unchecked")
     private static Map<String, Object> ready(GenericKubernetesResource r) {
         Object conditions = status(r).get("conditions");
@@ -168,7 +153,7 @@ class SkeinClusterBrokersE2E {
         spec.put("rack", Map.of("topologyKey", "topology.kubernetes.io/zone"));
         spec.put("config", Map.of("min.insync.replicas", "2", "num.io.threads", "2", "num.network.threads", "2"));
         long applied = System.nanoTime();
-        clusters(client).resource(resource("SkeinCluster", CLUSTER, spec)).create();
+        clusters(client).resource(resource("SkeinCluster", NAMESPACE, CLUSTER, spec)).create();
 
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> assertThat(
                 ready(clusters(client).withName(CLUSTER).get()))
@@ -218,7 +203,7 @@ class SkeinClusterBrokersE2E {
             topic.put("replicationFactor", 3);
             topic.put("minInSyncReplicas", 2);
             long topicApplied = System.nanoTime();
-            topics(client).resource(resource("SkeinTopic", "orders", topic)).create();
+            topics(client).resource(resource("SkeinTopic", NAMESPACE, "orders", topic)).create();
             await().atMost(PATIENCE).untilAsserted(() -> assertThat(ready(topics(client).withName("orders").get()))
                     .containsEntry("status", "True"));
             long topicReadyMs = (System.nanoTime() - topicApplied) / 1_000_000;
@@ -253,19 +238,6 @@ class SkeinClusterBrokersE2E {
     /** The broker pods of the cluster. */
     private static List<Pod> brokerPods(KubernetesClient client) {
         return client.pods().inNamespace(NAMESPACE).withLabel("skein.dev/cluster", CLUSTER).list().getItems();
-    }
-
-    private static boolean podReady(Pod pod) {
-        return pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
-                && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
-                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> condition(GenericKubernetesResource r, String type) {
-        Object conditions = status(r).get("conditions");
-        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
-                .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
     }
 
     /**
@@ -327,7 +299,7 @@ class SkeinClusterBrokersE2E {
         AtomicInteger mostNotReady = new AtomicInteger();
         await().atMost(Duration.ofSeconds(400)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             List<Pod> pods = brokerPods(client);
-            mostNotReady.accumulateAndGet((int) (3 - pods.stream().filter(SkeinClusterBrokersE2E::podReady).count()),
+            mostNotReady.accumulateAndGet((int) (3 - pods.stream().filter(SkeinResources::podReady).count()),
                     Math::max);
             StatefulSet sts = client.apps().statefulSets().inNamespace(NAMESPACE).withName(CLUSTER + "-broker").get();
             String revision = sts.getStatus().getUpdateRevision();
@@ -399,7 +371,7 @@ class SkeinClusterBrokersE2E {
     @Test
     @Order(3)
     void kcatInAPodProducesAndConsumesThroughTheBootstrapService(KubernetesClient client) {
-        topics(client).resource(resource("SkeinTopic", "kcat-orders",
+        topics(client).resource(resource("SkeinTopic", NAMESPACE, "kcat-orders",
                 Map.of("cluster", CLUSTER, "partitions", 2, "replicationFactor", 3, "minInSyncReplicas", 2))).create();
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(ready(topics(client).withName("kcat-orders").get()))
                 .containsEntry("status", "True"));
@@ -432,9 +404,9 @@ class SkeinClusterBrokersE2E {
     @Test
     @Order(4)
     void aMissingImageOrStorageClassIsNamedInTheReadyCondition(KubernetesClient client) {
-        clusters(client).resource(resource("SkeinCluster", "bad-image",
+        clusters(client).resource(resource("SkeinCluster", NAMESPACE, "bad-image",
                 Map.of("brokers", 1, "image", "skein/does-not-exist:1.0"))).create();
-        clusters(client).resource(resource("SkeinCluster", "bad-class",
+        clusters(client).resource(resource("SkeinCluster", NAMESPACE, "bad-class",
                 Map.of("brokers", 1, "storage", Map.of("size", "1Gi", "storageClassName", "no-such-class")))).create();
         try {
             await().atMost(PATIENCE).untilAsserted(() -> assertThat(ready(clusters(client).withName("bad-image").get()))

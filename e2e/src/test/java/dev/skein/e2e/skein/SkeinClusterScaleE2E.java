@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
@@ -59,6 +58,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
+import static dev.skein.e2e.skein.SkeinResources.condition;
+import static dev.skein.e2e.skein.SkeinResources.podReady;
+import static dev.skein.e2e.skein.SkeinResources.resource;
+import static dev.skein.e2e.skein.SkeinResources.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -76,9 +80,6 @@ class SkeinClusterScaleE2E {
     private static final String NAMESPACE = "skein-scale-e2e";
     private static final String CLUSTER = "main";
     private static final Duration PATIENCE = Duration.ofSeconds(240);
-    private static final ResourceDefinitionContext CLUSTERS = new ResourceDefinitionContext.Builder()
-            .withGroup("skein.dev").withVersion("v1alpha1").withKind("SkeinCluster").withPlural("skeinclusters")
-            .withNamespaced(true).build();
 
     private static ProcessKubelet kubelet;
     private static OperatorProcess operator;
@@ -131,19 +132,6 @@ class SkeinClusterScaleE2E {
         return client.genericKubernetesResources(CLUSTERS).inNamespace(NAMESPACE);
     }
 
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> status(GenericKubernetesResource r) {
-        Object status = r == null ? null : r.getAdditionalProperties().get("status");
-        return status == null ? Map.of() : (Map<String, Object>) status;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> condition(GenericKubernetesResource r, String type) {
-        Object conditions = status(r).get("conditions");
-        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
-                .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
-    }
-
     private static GenericKubernetesResource cluster(KubernetesClient client) {
         return clusters(client).withName(CLUSTER).get();
     }
@@ -164,12 +152,6 @@ class SkeinClusterScaleE2E {
 
     private static List<Pod> brokerPods(KubernetesClient client) {
         return client.pods().inNamespace(NAMESPACE).withLabel("skein.dev/cluster", CLUSTER).list().getItems();
-    }
-
-    private static boolean podReady(Pod pod) {
-        return pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
-                && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
-                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
     private static long ms(long sinceNanos) {
@@ -219,7 +201,7 @@ class SkeinClusterScaleE2E {
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             GenericKubernetesResource c = cluster(client);
             assertThat(condition(c, "Ready")).containsEntry("status", "True").containsEntry("message", "5/5 brokers ready");
-            assertThat(brokerPods(client)).hasSize(5).allMatch(SkeinClusterScaleE2E::podReady);
+            assertThat(brokerPods(client)).hasSize(5).allMatch(SkeinResources::podReady);
             assertThat((List<Map<String, Object>>) status(c).get("brokers")).hasSize(5)
                     .allSatisfy(b -> assertThat(b).containsEntry("inAllIsrs", true).containsKey("node")
                             .containsKey("incarnation"));
@@ -355,7 +337,7 @@ class SkeinClusterScaleE2E {
                             .get("follower.replication.throttled.replicas");
                     sawThrottle.set(e != null && e.value() != null && !e.value().isEmpty());
                 }
-                assertThat(pods).hasSize(3).allMatch(SkeinClusterScaleE2E::podReady);
+                assertThat(pods).hasSize(3).allMatch(SkeinResources::podReady);
                 assertThat(condition(c, "Ready")).containsEntry("status", "True")
                         .containsEntry("message", "3/3 brokers ready");
                 assertThat(condition(c, "Progressing")).containsEntry("status", "False");

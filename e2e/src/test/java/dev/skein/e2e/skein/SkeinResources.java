@@ -1,0 +1,57 @@
+package dev.skein.e2e.skein;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The Skein custom resources as the operator's end-to-end tests read and write them: untyped
+ * ({@link GenericKubernetesResource}), as {@code kubectl} sees them, so a test checks the CRD's
+ * actual shape and not the operator's model classes.
+ */
+final class SkeinResources {
+    static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
+    static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
+    static final ResourceDefinitionContext GROUPS = context("SkeinConsumerGroup", "skeinconsumergroups");
+
+    private SkeinResources() {
+    }
+
+    static ResourceDefinitionContext context(String kind, String plural) {
+        return new ResourceDefinitionContext.Builder().withGroup("skein.dev").withVersion("v1alpha1").withKind(kind)
+                .withPlural(plural).withNamespaced(true).build();
+    }
+
+    /** A resource of {@code kind} with this spec, as a user would apply it. */
+    static GenericKubernetesResource resource(String kind, String namespace, String name, Map<String, Object> spec) {
+        return new GenericKubernetesResourceBuilder().withApiVersion("skein.dev/v1alpha1").withKind(kind)
+                .withNewMetadata().withName(name).withNamespace(namespace).endMetadata()
+                .addToAdditionalProperties("spec", spec).build();
+    }
+
+    /** Its status, empty when there is none (or no resource). */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> status(GenericKubernetesResource r) {
+        Object status = r == null ? null : r.getAdditionalProperties().get("status");
+        return status == null ? Map.of() : (Map<String, Object>) status;
+    }
+
+    /** Its condition of {@code type}, empty when there is none. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> condition(GenericKubernetesResource r, String type) {
+        Object conditions = status(r).get("conditions");
+        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
+                .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
+    }
+
+    /** A pod that is not being deleted and whose Ready condition is True. */
+    static boolean podReady(Pod pod) {
+        return pod != null && pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
+                && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
+                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+}
