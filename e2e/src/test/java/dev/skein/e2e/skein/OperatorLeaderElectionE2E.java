@@ -6,7 +6,6 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,9 +27,6 @@ import static org.awaitility.Awaitility.await;
 @ExtendWith(ControlPlaneExtension.class)
 class OperatorLeaderElectionE2E {
     private static final String NAMESPACE = "skein-leader-e2e";
-    private static final ResourceDefinitionContext CLUSTERS = new ResourceDefinitionContext.Builder()
-            .withGroup("skein.dev").withVersion("v1alpha1").withKind("SkeinCluster").withPlural("skeinclusters")
-            .withNamespaced(true).build();
 
     private static OperatorProcess first;
     private static OperatorProcess second;

@@ -14,7 +14,6 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -32,6 +31,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.function.Supplier;
 
+import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -48,9 +48,6 @@ class SkeinClusterE2E {
     private static final String NAMESPACE = "skein-cluster-e2e";
     private static final Duration CONVERGE = Duration.ofSeconds(60);
     private static final int RESYNC_SECONDS = 4;
-    private static final ResourceDefinitionContext CLUSTERS = new ResourceDefinitionContext.Builder()
-            .withGroup("skein.dev").withVersion("v1alpha1").withKind("SkeinCluster").withPlural("skeinclusters")
-            .withNamespaced(true).build();
 
     private static OperatorProcess operator;
 

@@ -10,7 +10,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -47,6 +46,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
+import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
+import static dev.skein.e2e.skein.SkeinResources.GROUPS;
+import static dev.skein.e2e.skein.SkeinResources.TOPICS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -64,9 +66,6 @@ class SkeinTopicE2E {
     private static final Duration CONVERGE = Duration.ofSeconds(60);
     /** The operator re-reads every topic this often, so a no-op reconcile happens within a test's patience. */
     private static final int RESYNC_SECONDS = 4;
-    private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
-    private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
-    private static final ResourceDefinitionContext GROUPS = context("SkeinConsumerGroup", "skeinconsumergroups");
 
     private static BrokerCluster brokers;
     private static OperatorProcess operator;
@@ -81,11 +80,6 @@ class SkeinTopicE2E {
                     brokers == null ? "(not started)" : brokers.logs(20));
         }
     };
-
-    private static ResourceDefinitionContext context(String kind, String plural) {
-        return new ResourceDefinitionContext.Builder().withGroup("skein.dev").withVersion("v1alpha1").withKind(kind)
-                .withPlural(plural).withNamespaced(true).build();
-    }
 
     @BeforeAll
     static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {

@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -37,20 +37,13 @@ import static org.awaitility.Awaitility.await;
 class SkeinTopicScaleE2E {
     private static final String NAMESPACE = "skein-topic-scale-e2e";
     private static final int TOPICS = Integer.getInteger("skein.e2e.scale.topics", 1000);
-    private static final ResourceDefinitionContext TOPIC_CONTEXT = context("SkeinTopic", "skeintopics");
-    private static final ResourceDefinitionContext CLUSTER_CONTEXT = context("SkeinCluster", "skeinclusters");
 
     private static BrokerCluster brokers;
     private static OperatorProcess operator;
 
-    private static ResourceDefinitionContext context(String kind, String plural) {
-        return new ResourceDefinitionContext.Builder().withGroup("skein.dev").withVersion("v1alpha1").withKind(kind)
-                .withPlural(plural).withNamespaced(true).build();
-    }
-
     private static NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList,
             Resource<GenericKubernetesResource>> topics(KubernetesClient client) {
-        return client.genericKubernetesResources(TOPIC_CONTEXT).inNamespace(NAMESPACE);
+        return client.genericKubernetesResources(SkeinResources.TOPICS).inNamespace(NAMESPACE);
     }
 
     private static GenericKubernetesResource resource(String kind, String name, Map<String, Object> spec) {
@@ -65,7 +58,7 @@ class SkeinTopicScaleE2E {
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
                 .serverSideApply();
         brokers = BrokerCluster.start(3);
-        var clusters = client.genericKubernetesResources(CLUSTER_CONTEXT).inNamespace(NAMESPACE);
+        var clusters = client.genericKubernetesResources(CLUSTERS).inNamespace(NAMESPACE);
         clusters.resource(resource("SkeinCluster", "alpha", Map.of("brokers", 3))).create();
         GenericKubernetesResource cluster = clusters.withName("alpha").get();
         cluster.setAdditionalProperty("status", Map.of("bootstrapServers", brokers.bootstrapServers()));
