@@ -38,7 +38,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
 
@@ -99,19 +98,8 @@ class NodeLossReplacementE2E {
     private static Load load;
 
     @RegisterExtension
-    static final TestWatcher LOGS_ON_FAILURE = new TestWatcher() {
-        @Override
-        public void testFailed(ExtensionContext context, Throwable cause) {
-            StringBuilder pods = new StringBuilder();
-            for (int i = 0; i < 3 && kubelet != null; i++) {
-                String log = kubelet.log(NAMESPACE, CLUSTER + "-broker-" + i, "broker");
-                pods.append("---- broker ").append(i).append('\n')
-                        .append(log.length() > 4000 ? log.substring(log.length() - 4000) : log).append('\n');
-            }
-            System.err.printf("%n==== %s failed; operator log:%n%s%n==== broker pods:%n%s", context.getDisplayName(),
-                    operator == null ? "(not started)" : operator.logTail(120), pods);
-        }
-    };
+    static final TestWatcher LOGS_ON_FAILURE = SkeinResources.logsOnFailure(() -> kubelet, () -> operator, NAMESPACE,
+            CLUSTER, 3, 4000);
 
     @BeforeAll
     static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {

@@ -38,7 +38,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
 
@@ -85,19 +84,8 @@ class SkeinClusterScaleE2E {
     private static OperatorProcess operator;
 
     @RegisterExtension
-    static final TestWatcher LOGS_ON_FAILURE = new TestWatcher() {
-        @Override
-        public void testFailed(ExtensionContext context, Throwable cause) {
-            StringBuilder pods = new StringBuilder();
-            for (int i = 0; i < 5 && kubelet != null; i++) {
-                String log = kubelet.log(NAMESPACE, CLUSTER + "-broker-" + i, "broker");
-                pods.append("---- broker ").append(i).append('\n')
-                        .append(log.length() > 2500 ? log.substring(log.length() - 2500) : log).append('\n');
-            }
-            System.err.printf("%n==== %s failed; operator log:%n%s%n==== broker pods:%n%s", context.getDisplayName(),
-                    operator == null ? "(not started)" : operator.logTail(120), pods);
-        }
-    };
+    static final TestWatcher LOGS_ON_FAILURE = SkeinResources.logsOnFailure(() -> kubelet, () -> operator, NAMESPACE,
+            CLUSTER, 5, 2500);
 
     @BeforeAll
     static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {

@@ -1,12 +1,16 @@
 package dev.skein.e2e.skein;
 
+import dev.skein.e2e.kubelet.ProcessKubelet;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.TestWatcher;
 
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The Skein custom resources as the operator's end-to-end tests read and write them: untyped
@@ -53,5 +57,29 @@ final class SkeinResources {
         return pod != null && pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
                 && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
                 .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
+    /**
+     * On a failed test, prints the operator's log tail and the tail of each broker pod's log
+     * ({@code <cluster>-broker-<i>}, {@code i < brokers}), read when the failure happens.
+     */
+    static TestWatcher logsOnFailure(Supplier<ProcessKubelet> kubelet, Supplier<OperatorProcess> operator,
+                                     String namespace, String cluster, int brokers, int brokerLogChars) {
+        return new TestWatcher() {
+            @Override
+            public void testFailed(ExtensionContext context, Throwable cause) {
+                StringBuilder pods = new StringBuilder();
+                ProcessKubelet k = kubelet.get();
+                for (int i = 0; i < brokers && k != null; i++) {
+                    String log = k.log(namespace, cluster + "-broker-" + i, "broker");
+                    pods.append("---- broker ").append(i).append('\n')
+                            .append(log.length() > brokerLogChars ? log.substring(log.length() - brokerLogChars) : log)
+                            .append('\n');
+                }
+                OperatorProcess o = operator.get();
+                System.err.printf("%n==== %s failed; operator log:%n%s%n==== broker pods:%n%s", context.getDisplayName(),
+                        o == null ? "(not started)" : o.logTail(120), pods);
+            }
+        };
     }
 }
