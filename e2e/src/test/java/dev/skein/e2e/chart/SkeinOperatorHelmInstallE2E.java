@@ -109,8 +109,8 @@ class SkeinOperatorHelmInstallE2E {
         helm = new Helm(controlPlane, helmHome);
         String java = ProcessHandle.current().info().command().orElse("java");
         ImageRegistry images = ImageRegistry.withDefaults()
-                .register("skein/operator", List.of(java, "-jar", jar("operator", "skein-operator.jar").toString()))
-                .register("skein/broker", List.of(java, "-jar", jar("broker", "skein-broker.jar").toString()));
+                .register("skein/operator", List.of(java, "-jar", ImageRegistry.staged(jar("operator", "skein-operator.jar")).toString()))
+                .register("skein/broker", List.of(java, "-jar", ImageRegistry.staged(jar("broker", "skein-broker.jar")).toString()));
         kubelet = ProcessKubelet.builder(kube).namePrefix("helm-node-").nodes(2).zones(2).images(images).build().start();
         // Both namespaces enforce the "restricted" Pod Security Standard: the API server admits the
         // operator's and the brokers' pods only if their security contexts are what the chart and

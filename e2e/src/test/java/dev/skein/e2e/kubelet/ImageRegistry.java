@@ -2,7 +2,16 @@ package dev.skein.e2e.kubelet;
 
 import io.fabric8.kubernetes.api.model.Container;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,6 +35,34 @@ public final class ImageRegistry {
         registry.register("skein-e2e/sleeper", List.of("sleep", "infinity"));
         registry.register("skein-e2e/shell", List.of("/bin/sh", "-c"));
         return registry;
+    }
+
+    /**
+     * {@code file} (a jar of the build) where a pod can read it: a pod's {@code /tmp} may be an
+     * emptyDir (read-only root filesystems need one), which hides whatever the host keeps under /tmp,
+     * a checkout there included. So an image's file is staged under {@code ~/.cache/skein-e2e/images},
+     * one directory per source path, copied again when the source changed.
+     */
+    public static Path staged(Path file) {
+        Path source = file.toAbsolutePath().normalize();
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(source.toString().getBytes(StandardCharsets.UTF_8));
+            Path dir = Path.of(System.getProperty("user.home"), ".cache", "skein-e2e", "images",
+                    HexFormat.of().formatHex(digest, 0, 6));
+            Path target = dir.resolve(source.getFileName());
+            if (!Files.isRegularFile(target) || Files.size(target) != Files.size(source)
+                    || Files.getLastModifiedTime(target).compareTo(Files.getLastModifiedTime(source)) < 0) {
+                Files.createDirectories(dir);
+                Path partial = Files.createTempFile(dir, source.getFileName().toString(), ".partial");
+                Files.copy(source, partial, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
+                Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            }
+            return target;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot stage " + source + " for pods", e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
     }
 
     /** Makes {@code image} (without tag) run {@code entrypoint}. */

@@ -32,4 +32,21 @@ class ImageRegistryTest {
     void unknownImageHasNoCommandLine() {
         assertThat(registry.commandLine(new ContainerBuilder().withImage("nginx:1.27").build())).isEmpty();
     }
+
+    @Test
+    void anImageFileIsStagedOutsideTmpAndCopiedAgainWhenItChanges(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path jar = dir.resolve("app.jar");
+        java.nio.file.Files.writeString(jar, "one");
+        java.nio.file.Path staged = ImageRegistry.staged(jar);
+        try {
+            assertThat(staged.startsWith("/tmp")).isFalse();
+            assertThat(staged).hasFileName("app.jar").hasContent("one");
+            java.nio.file.Files.writeString(jar, "two, longer");
+            assertThat(ImageRegistry.staged(jar)).isEqualTo(staged).hasContent("two, longer");
+        } finally {
+            java.nio.file.Files.deleteIfExists(staged);
+            java.nio.file.Files.deleteIfExists(staged.getParent());
+        }
+    }
 }

@@ -107,7 +107,7 @@ class NodeLossReplacementE2E {
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
                 .serverSideApply();
         ImageRegistry images = ImageRegistry.withDefaults()
-                .register("skein/broker", List.of(SkeinJars.java(), "-jar", SkeinJars.broker().toString()));
+                .register("skein/broker", List.of(SkeinJars.java(), "-jar", ImageRegistry.staged(SkeinJars.broker()).toString()));
         kubelet = ProcessKubelet.builder(client).namePrefix("skein-node-").nodes(4).zones(4).images(images)
                 .build().start();
         kubeconfig = controlPlane.kubeconfig();

@@ -93,7 +93,7 @@ class SkeinClusterScaleE2E {
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
                 .serverSideApply();
         ImageRegistry images = ImageRegistry.withDefaults()
-                .register("skein/broker", List.of(SkeinJars.java(), "-jar", SkeinJars.broker().toString()));
+                .register("skein/broker", List.of(SkeinJars.java(), "-jar", ImageRegistry.staged(SkeinJars.broker()).toString()));
         kubelet = ProcessKubelet.builder(client).namePrefix("skein-node-").nodes(3).zones(3).images(images)
                 .build().start();
         operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE, "skeincluster", 10, true);
