@@ -189,6 +189,7 @@ class SkeinOperatorChartE2E {
         assertThat(kinds(objects)).containsExactlyInAnyOrder(
                 "ServiceAccount/skein-skein-operator@" + NAMESPACE,
                 "ClusterRole/skein-skein-operator", "ClusterRoleBinding/skein-skein-operator",
+                "ClusterRole/skein-skein-operator-cluster", "ClusterRoleBinding/skein-skein-operator-cluster",
                 "Role/skein-skein-operator-leader-election@" + NAMESPACE,
                 "RoleBinding/skein-skein-operator-leader-election@" + NAMESPACE,
                 "Service/skein-skein-operator-metrics@" + NAMESPACE,
