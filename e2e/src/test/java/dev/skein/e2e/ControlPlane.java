@@ -174,6 +174,31 @@ public final class ControlPlane implements AutoCloseable {
         throw new IllegalStateException("cluster.env names no binary directory for " + name);
     }
 
+    /**
+     * What a user sees: {@code kubectl <args>} against this control plane (cluster-admin), its
+     * output (stdout and stderr) printed into the test's log and returned.
+     */
+    public String kubectl(String... args) {
+        List<String> command = new ArrayList<>(List.of(tool("kubectl").toString(), "--kubeconfig",
+                kubeconfig.toString()));
+        command.addAll(List.of(args));
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException("kubectl " + String.join(" ", args) + " still running after 30 s");
+            }
+            System.out.printf("$ kubectl %s%n%s", String.join(" ", args), out);
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** The e2e/ directory (scripts, versions). */
     public Path e2eDir() {
         return e2eDir;

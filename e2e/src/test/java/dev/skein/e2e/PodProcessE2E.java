@@ -217,6 +217,31 @@ class PodProcessE2E {
     }
 
     @Test
+    void readOnlyRootFilesystemRefusesWritesOutsideTheContainersVolumes(KubernetesClient client) {
+        String script = String.join("\n",
+                "if touch /written-to-root 2>/dev/null; then echo root=writable; else echo root=read-only; fi",
+                "if touch /scratch/written 2>/dev/null; then echo volume=writable; else echo volume=read-only; fi",
+                "exec sleep infinity");
+        client.pods().resource(new PodBuilder()
+                .withNewMetadata().withName("read-only").withNamespace(NAMESPACE).endMetadata()
+                .withNewSpec()
+                .addNewContainer().withName("main").withImage("skein-e2e/shell").withArgs(script)
+                .withNewSecurityContext().withReadOnlyRootFilesystem(true).endSecurityContext()
+                .addNewVolumeMount().withName("scratch").withMountPath("/scratch").endVolumeMount().endContainer()
+                .addNewContainer().withName("writable").withImage("skein-e2e/shell").withArgs(script)
+                .addNewVolumeMount().withName("scratch").withMountPath("/scratch").endVolumeMount().endContainer()
+                .addNewVolume().withName("scratch").withNewEmptyDir().endEmptyDir().endVolume()
+                .endSpec().build()).create();
+
+        await().atMost(PATIENCE).until(() -> get(client, "read-only"), PodProcessE2E::ready);
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(kubelet.log(NAMESPACE, "read-only", "main")).contains("root=read-only\nvolume=writable\n");
+            // without the setting, the root takes writes (into the container's own layer)
+            assertThat(kubelet.log(NAMESPACE, "read-only", "writable")).contains("root=writable\nvolume=writable\n");
+        });
+    }
+
+    @Test
     void initContainersRunInOrderBeforeTheContainerAndShareItsVolumes(KubernetesClient client) {
         client.pods().resource(new PodBuilder()
                 .withNewMetadata().withName("init").withNamespace(NAMESPACE).endMetadata()

@@ -15,10 +15,10 @@ import java.util.concurrent.TimeUnit;
  * The real helm of the e2e build ({@code e2e/build}), run against the test's control plane, with
  * its configuration, cache and data in a directory of the test (nothing in the user's home).
  */
-final class Helm {
+public final class Helm {
     /** What helm printed (stdout and stderr) and how it exited. */
-    record Result(int exitCode, String output) {
-        Result ok(String what) {
+    public record Result(int exitCode, String output) {
+        public Result ok(String what) {
             if (exitCode != 0) {
                 throw new AssertionError("helm " + what + " exited " + exitCode + ":\n" + output);
             }
@@ -29,16 +29,16 @@ final class Helm {
     private final ControlPlane controlPlane;
     private final Path home;
 
-    Helm(ControlPlane controlPlane, Path home) {
+    public Helm(ControlPlane controlPlane, Path home) {
         this.controlPlane = controlPlane;
         this.home = home;
     }
 
-    Result run(String... args) throws IOException, InterruptedException {
+    public Result run(String... args) throws IOException, InterruptedException {
         return run(List.of(args));
     }
 
-    Result run(List<String> args) throws IOException, InterruptedException {
+    public Result run(List<String> args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(controlPlane.tool("helm").toString(),
                 "--kubeconfig", controlPlane.kubeconfig().toString()));
         command.addAll(args);
@@ -57,7 +57,7 @@ final class Helm {
     }
 
     /** {@code helm template} of the chart as release {@code release} in {@code namespace}, with more args. */
-    String template(String release, String namespace, String... more) throws IOException, InterruptedException {
+    public String template(String release, String namespace, String... more) throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("template", release, RepoFiles.chart().toString(),
                 "--namespace", namespace));
         args.addAll(List.of(more));

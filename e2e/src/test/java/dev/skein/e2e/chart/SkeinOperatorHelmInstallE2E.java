@@ -89,16 +89,8 @@ class SkeinOperatorHelmInstallE2E {
     private static KubernetesClient client;
     private static ControlPlane plane;
 
-    /** What a user sees: kubectl's output (printer columns), printed into the test's log for the docs. */
-    private static String kubectl(String... args) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of(plane.tool("kubectl").toString(), "--kubeconfig",
-                plane.kubeconfig().toString()));
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        System.out.printf("$ kubectl %s%n%s", String.join(" ", args), out);
-        return out;
+    private static String kubectl(String... args) {
+        return plane.kubectl(args);
     }
 
     @BeforeAll

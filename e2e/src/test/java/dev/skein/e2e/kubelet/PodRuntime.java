@@ -385,6 +385,7 @@ final class PodRuntime {
      * tmpfs upper layer (so writes stay private and vanish with the container), /dev, /proc, /sys,
      * the pod's hosts file as /etc/hosts, a resolv.conf whose only nameserver is the pod's own
      * loopback (no DNS server: names come from /etc/hosts, others fail at once), each volumeMount bind-mounted (read-only if asked), the
+     * root made read-only if the container's securityContext asks ({@code readOnlyRootFilesystem}), the
      * pod's hostname; then chroot into it and exec the command. The mounts live only as long as the
      * namespace's processes, so nothing is left mounted when the container exits.
      */
@@ -424,6 +425,12 @@ final class PodRuntime {
                     script.append("mount -o remount,bind,ro \"$T\"\n");
                 }
             }
+        }
+        if (c.spec.getSecurityContext() != null
+                && Boolean.TRUE.equals(c.spec.getSecurityContext().getReadOnlyRootFilesystem())) {
+            // readOnlyRootFilesystem: the container's own overlay is remounted read-only; its volumes,
+            // /dev, /proc, /sys and /etc/hosts are mounts of their own and keep their modes
+            script.append("mount -o remount,bind,ro \"$R\"\n");
         }
         String hostname = rp.pod.getSpec().getHostname() != null ? rp.pod.getSpec().getHostname()
                 : rp.pod.getMetadata().getName();

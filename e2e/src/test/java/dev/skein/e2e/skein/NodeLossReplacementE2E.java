@@ -19,17 +19,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -47,20 +38,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
 
 import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
 import static dev.skein.e2e.skein.SkeinResources.TOPICS;
@@ -95,7 +80,7 @@ class NodeLossReplacementE2E {
     private static OperatorProcess operator;
     private static Path kubeconfig;
     private static Admin admin;
-    private static Load load;
+    private static AckedLoad load;
 
     @RegisterExtension
     static final TestWatcher LOGS_ON_FAILURE = SkeinResources.logsOnFailure(() -> kubelet, () -> operator, NAMESPACE,
@@ -207,9 +192,9 @@ class NodeLossReplacementE2E {
         }
         assertThat(nodes).as("one broker per node").hasSize(3);
 
-        load = new Load(bootstrap);
+        load = new AckedLoad(bootstrap, TOPIC, 3);
         load.start();
-        await().atMost(Duration.ofSeconds(60)).until(() -> load.acked.size() >= 200);
+        await().atMost(Duration.ofSeconds(60)).until(() -> load.ackedCount() >= 200);
     }
 
     @Test
@@ -243,9 +228,9 @@ class NodeLossReplacementE2E {
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(condition(cluster(client), "Ready"))
                 .containsEntry("status", "True"));
         // the previous check stopped its load: a new one, whose acknowledged records are checked in turn
-        load = new Load((String) status(cluster(client)).get("bootstrapServers"));
+        load = new AckedLoad((String) status(cluster(client)).get("bootstrapServers"), TOPIC, 3);
         load.start();
-        await().atMost(Duration.ofSeconds(60)).until(() -> load.acked.size() >= 200);
+        await().atMost(Duration.ofSeconds(60)).until(() -> load.ackedCount() >= 200);
         int controller = ((Number) status(cluster(client)).get("activeController")).intValue();
         replaceAfterNodeLoss(client, controller, "broker " + controller + " (the active controller)", false);
     }
@@ -263,7 +248,7 @@ class NodeLossReplacementE2E {
         PersistentVolumeClaim oldClaim = client.persistentVolumeClaims().inNamespace(NAMESPACE)
                 .withName("data-" + CLUSTER + "-broker-" + victim).get();
         String oldIncarnation = incarnation(client, victim);
-        long ackedBefore = load.acked.size();
+        long ackedBefore = load.ackedCount();
 
         Map<String, Long> timeline = new LinkedHashMap<>();
         long lost = System.nanoTime();
@@ -359,10 +344,10 @@ class NodeLossReplacementE2E {
         assertThat(metrics).contains("skein_operator_node_loss_steps_total{cluster=\"main\",namespace=\"" + NAMESPACE
                 + "\",reason=\"ReplacementComplete\"}");
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> load.acked.size() >= ackedBefore + 200);
-        Load.Result result = load.checkEveryAckedRecord(admin);
+        await().atMost(Duration.ofSeconds(60)).until(() -> load.ackedCount() >= ackedBefore + 200);
+        AckedLoad.Result result = load.checkEveryAckedRecord();
         System.out.printf("NodeLossReplacementE2E: %s: %d records acknowledged, %d failed sends (%s), %d acked records "
-                + "read back, %d missing%n", what, result.acked(), load.failed.get(), load.firstFailure.get(),
+                + "read back, %d missing%n", what, result.acked(), load.failed(), load.firstFailure(),
                 result.found(), result.missing().size());
         assertThat(result.missing()).as("acknowledged records lost").isEmpty();
     }
@@ -405,104 +390,6 @@ class NodeLossReplacementE2E {
             return true;
         } catch (Exception e) {
             return false;
-        }
-    }
-
-    /**
-     * An idempotent acks=all producer at a steady pace that remembers the partition and offset of every acknowledged record, and the check that
-     * reads each of them back.
-     */
-    static final class Load {
-        final Map<String, Long> acked = new ConcurrentHashMap<>();
-        final Map<String, Integer> partitionOf = new ConcurrentHashMap<>();
-        final AtomicLong failed = new AtomicLong();
-        final AtomicReference<String> firstFailure = new AtomicReference<>();
-        private final AtomicLong next = new AtomicLong();
-        private final AtomicLong inFlight = new AtomicLong();
-        private final java.util.concurrent.ScheduledExecutorService ticker =
-                java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "nodeloss-acks-all-load"));
-        private final String bootstrap;
-        private KafkaProducer<String, String> producer;
-
-        Load(String bootstrap) {
-            this.bootstrap = bootstrap;
-        }
-
-        void start() {
-            Properties p = new Properties();
-            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            p.put(ProducerConfig.ACKS_CONFIG, "all");
-            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 180_000);
-            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-            producer = new KafkaProducer<>(p);
-            // paced, not as fast as the cluster allows: ~500 records/s (10 every 20 ms, skipped while
-            // 1,000 are unacknowledged), well under the recovery throttle, so the replacement can catch up
-            ticker.scheduleAtFixedRate(() -> {
-                if (inFlight.get() > 1_000) {
-                    return;
-                }
-                for (int j = 0; j < 10; j++) {
-                    String value = "v" + next.getAndIncrement();
-                    inFlight.incrementAndGet();
-                    producer.send(new ProducerRecord<>(TOPIC, "k" + value, value), (md, e) -> {
-                        inFlight.decrementAndGet();
-                        if (e == null) {
-                            acked.put(value, md.offset());
-                            partitionOf.put(value, md.partition());
-                        } else {
-                            failed.incrementAndGet();
-                            firstFailure.compareAndSet(null, e.toString());
-                        }
-                    });
-                }
-            }, 0, 20, TimeUnit.MILLISECONDS);
-        }
-
-        void stop() throws InterruptedException {
-            ticker.shutdown();
-            ticker.awaitTermination(30, TimeUnit.SECONDS);
-            if (producer != null) {
-                producer.close(Duration.ofSeconds(200));
-                producer = null;
-            }
-        }
-
-        record Result(int acked, int found, List<String> missing) {
-        }
-
-        /** Stops the load and reads every partition from the start up to its end: each acked record must be there. */
-        Result checkEveryAckedRecord(Admin admin) throws Exception {
-            stop();
-            Map<String, Long> expected = new HashMap<>(acked);
-            Properties p = new Properties();
-            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-            Map<String, Long> found = new HashMap<>();
-            try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
-                List<TopicPartition> partitions = new ArrayList<>();
-                for (int i = 0; i < 3; i++) {
-                    partitions.add(new TopicPartition(TOPIC, i));
-                }
-                consumer.assign(partitions);
-                consumer.seekToBeginning(partitions);
-                Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
-                await().atMost(Duration.ofSeconds(120)).until(() -> {
-                    for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-                        found.put(r.value(), r.offset());
-                    }
-                    return partitions.stream().allMatch(tp -> consumer.position(tp) >= end.get(tp));
-                });
-            }
-            List<String> missing = expected.entrySet().stream()
-                    .filter(e -> !e.getValue().equals(found.get(e.getKey())))
-                    .map(e -> e.getKey() + "@" + partitionOf.get(e.getKey()) + ":" + e.getValue())
-                    .sorted().limit(20).collect(Collectors.toList());
-            return new Result(expected.size(), (int) expected.keySet().stream().filter(found::containsKey).count(),
-                    missing);
         }
     }
 }
