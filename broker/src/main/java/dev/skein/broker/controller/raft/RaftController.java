@@ -1,15 +1,18 @@
 package dev.skein.broker.controller.raft;
 
 import dev.skein.broker.controller.ActiveController;
+import dev.skein.broker.controller.AppliedRequests;
 import dev.skein.broker.controller.BrokerHeartbeat;
 import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataCommand;
+import dev.skein.broker.controller.MetadataEntry;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.controller.QuorumDescription;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.TopicMetadata;
 import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.utils.Time;
@@ -512,28 +515,40 @@ public final class RaftController extends ForwardingController {
         }
     }
 
-    /** Sends a request to the active controller and waits (bounded) until this node has applied its outcome. */
+    /**
+     * Sends a request to the active controller and waits (bounded by {@code requestTimeoutMs}) until
+     * this node has applied its outcome. Every attempt sends the same message with the same request
+     * id: when the active controller changes while the request is on its way, or an attempt times
+     * out, it is sent again, and the controller that gets it again answers with the outcome of the
+     * log entry that answered it already, if any ({@link AppliedRequests}), instead of deciding it
+     * anew; so a request takes effect at most once and its caller gets that effect's answer.
+     */
     @Override
     ControllerReply call(ControllerRequest request) {
         if (closed) {
             throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
         }
-        RaftClientReply raftReply = null;
-        // two attempts, each with half the time: a client that failed (closed after exhausting its
-        // retries, or stuck on voters that left) is replaced and the request sent once more
+        Message message = Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(Uuid.randomUuid(), request)));
+        long deadline = time.milliseconds() + settings.requestTimeoutMs();
+        // an attempt gets half the time: a client that failed (closed after exhausting its retries, or
+        // stuck on voters that left) is replaced and the request sent once more
         long attemptMs = Math.max(1, settings.requestTimeoutMs() / 2);
-        for (int attempt = 0; raftReply == null; attempt++) {
+        RaftClientReply raftReply = null;
+        int failures = 0;
+        while (raftReply == null) {
+            if (closed) {
+                throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
+            }
             RaftClient c = client;
             CompletableFuture<Integer> leaderChange = nextLeaderChange;
             int leaderAtSend = knownLeader;
             // unordered: requests of different threads (heartbeats, ISR changes) are independent, and an
             // ordered client holds every later request back behind one stuck at an unreachable leader
-            CompletableFuture<RaftClientReply> future = c.async()
-                    .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
-            long deadline = time.milliseconds() + attemptMs;
+            CompletableFuture<RaftClientReply> future = c.async().sendReadOnlyUnordered(message);
+            long attemptDeadline = Math.min(deadline, time.milliseconds() + attemptMs);
             try {
                 while (true) {
-                    long leftMs = deadline - time.milliseconds();
+                    long leftMs = attemptDeadline - time.milliseconds();
                     if (leftMs <= 0) {
                         throw new TimeoutException();
                     }
@@ -544,24 +559,31 @@ public final class RaftController extends ForwardingController {
                     int now = leaderChange.getNow(-1);
                     if (leaderAtSend >= 0 && now != leaderAtSend) {
                         // sent to a controller that is no longer active: it may hang there (a network
-                        // partition); the retry goes to the new one. Without a known leader at sending
-                        // time the client looks for it itself, so the request is left to finish.
+                        // partition), so the request goes to the new one. Without a known leader at
+                        // sending time the client looks for it itself, so the request is left to finish.
                         future.cancel(true);
-                        throw new NotControllerException("The active controller changed from node " + leaderAtSend
-                                + " to node " + now + " while the request was on its way");
+                        if (time.milliseconds() >= deadline) {
+                            throw new NotControllerException("The active controller changed from node " + leaderAtSend
+                                    + " to node " + now + " while the request was on its way");
+                        }
+                        log.info("Node {} sends a request again: the active controller changed from node {} to node {}",
+                                settings.nodeId(), leaderAtSend, now);
+                        break;
                     }
                     leaderChange = nextLeaderChange;
                 }
-                raftReply = future.get();
+                if (future.isDone() && !future.isCancelled()) {
+                    raftReply = future.get();
+                }
             } catch (TimeoutException e) {
                 future.cancel(true);
-                if (attempt > 0) {
+                if (time.milliseconds() >= deadline) {
                     throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
                 }
                 renewClientAfter(e, false, c);
             } catch (ExecutionException e) {
                 renewClientAfter(e.getCause(), false, c);
-                if (attempt > 0) {
+                if (++failures > 1 || time.milliseconds() >= deadline) {
                     throw new NotControllerException("No active controller reachable: " + e.getCause());
                 }
             } catch (InterruptedException e) {
@@ -588,14 +610,14 @@ public final class RaftController extends ForwardingController {
 
     private CompletableFuture<byte[]> onRequestAtLeader(byte[] bytes) {
         CompletableFuture<byte[]> out = new CompletableFuture<>();
-        ControllerRequest decoded;
+        ControllerRequest.Call decoded;
         try {
-            decoded = ControllerRequest.decode(bytes);
+            decoded = ControllerRequest.decodeCall(bytes);
         } catch (RuntimeException e) {
             out.complete(ControllerReply.error(e, stateMachine.appliedIndex()).encode());
             return out;
         }
-        if (decoded instanceof ControllerRequest.FetchMetadata f) {
+        if (decoded.request() instanceof ControllerRequest.FetchMetadata f) {
             // off the event loop: a long poll must not hold up the decisions
             answerFetchMetadata(f, time.milliseconds() + Math.min(f.maxWaitMs(), 2_000), out);
             return out;
@@ -604,7 +626,11 @@ public final class RaftController extends ForwardingController {
             eventLoop.execute(() -> {
                 ControllerReply reply;
                 try {
-                    reply = process(decoded);
+                    Consumer<ControllerRequest.Call> hook = afterCommitHook;
+                    reply = process(decoded.requestId(), decoded.request());
+                    if (hook != null) {
+                        hook.accept(decoded);
+                    }
                 } catch (ApiException e) {
                     reply = ControllerReply.error(e, stateMachine.appliedIndex());
                 } catch (RuntimeException e) {
@@ -618,6 +644,12 @@ public final class RaftController extends ForwardingController {
         }
         return out;
     }
+
+    /**
+     * Runs on the event loop after a request was processed and before it is answered (tests hold
+     * the answer back there to lose it); null in production.
+     */
+    volatile Consumer<ControllerRequest.Call> afterCommitHook;
 
     /**
      * Answers a non-voter's metadata fetch with the whole applied state (value = the active
@@ -637,57 +669,106 @@ public final class RaftController extends ForwardingController {
         }
     }
 
-    private ControllerReply process(ControllerRequest request) {
+    /**
+     * Decides a request and commits its commands, or, for a request whose log entry was applied
+     * already (this is a retry of it), answers from that entry's outcome without deciding again.
+     * Either way the answer is built from the entry that took effect.
+     */
+    private ControllerReply process(Uuid requestId, ControllerRequest request) {
         MetadataState s = stateMachine.state();
-        return switch (request) {
-            case ControllerRequest.CreateTopic c -> topicChange(s, c.name(),
-                    logic.createTopic(s, c.name(), c.partitions(), c.replicationFactor(), c.configs()), c.validateOnly());
-            case ControllerRequest.DeleteTopic d -> propose(logic.deleteTopic(s, d.topicId()));
-            case ControllerRequest.CreatePartitions c -> topicChange(s, c.topic(),
-                    logic.createPartitions(s, c.topic(), c.newCount()), c.validateOnly());
-            case ControllerRequest.CreateTopicAssigned c -> topicChange(s, c.name(),
-                    logic.createTopic(s, c.name(), c.assignment(), c.configs()), c.validateOnly());
-            case ControllerRequest.CreatePartitionsAssigned c -> topicChange(s, c.topic(),
-                    logic.createPartitions(s, c.topic(), c.newCount(), c.newAssignment()), c.validateOnly());
-            case ControllerRequest.AlterTopicConfigs a -> topicChange(s, a.topic(),
-                    logic.alterTopicConfigs(s, a.topic(), a.configs()), a.validateOnly());
-            case ControllerRequest.AllocateProducerIds p -> propose(List.of(new MetadataCommand.ProducerIdBlock(p.size())));
-            case ControllerRequest.RegisterBroker r -> {
-                ControllerReply reply = propose(logic.registerBroker(s, r.broker()));
-                // the epoch is the index of the entry, whatever the batch's last command yields
-                yield ControllerReply.ok(reply.index(), reply.index(), null);
-            }
-            case ControllerRequest.Heartbeat h -> {
-                List<MetadataCommand> commands = logic.heartbeat(s, h.brokerId(), h.brokerEpoch(), h.wantShutdown());
-                long index = commands.isEmpty() ? stateMachine.appliedIndex() : propose(commands).index();
-                BrokerHeartbeat hb = logic.heartbeatReply(stateMachine.state(), h.brokerId(), h.wantShutdown());
-                yield ControllerReply.ok((hb.fenced() ? 1 : 0) | (hb.shutdownAllowed() ? 2 : 0), index, null);
-            }
-            case ControllerRequest.AlterBrokerConfigs a -> {
-                List<MetadataCommand> commands = logic.alterBrokerConfigs(s, a.resource(), a.configs());
-                yield a.validateOnly() ? ControllerReply.ok(0, stateMachine.appliedIndex(), null) : propose(commands);
-            }
-            case ControllerRequest.AlterPartition a -> {
-                ControllerReply reply = propose(logic.alterPartition(s, a.partition(), a.leaderId(), a.leaderEpoch(),
-                        a.partitionEpoch(), a.newIsr()));
-                yield ControllerReply.ok(reply.value(), reply.index(), topicBytes(stateMachine.state(), a.partition().topic()));
-            }
-            case ControllerRequest.AlterReassignment a -> proposeIfAny(logic.alterPartitionReassignment(s, a.partition(),
-                    a.target()));
-            case ControllerRequest.ElectLeader e -> proposeIfAny(logic.electLeader(s, ElectionType.valueOf(e.electionType()),
-                    e.partition()));
+        switch (request) {
             case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("answered off the event loop");
-            case ControllerRequest.DescribeQuorum q -> ControllerReply.ok(0, stateMachine.appliedIndex(),
-                    QuorumCodec.encode(quorum()));
+            case ControllerRequest.DescribeQuorum q -> {
+                return ControllerReply.ok(0, stateMachine.appliedIndex(), QuorumCodec.encode(quorum()));
+            }
+            case ControllerRequest.CreateTopic c when c.validateOnly() -> {
+                return validated(s, c.name(), logic.createTopic(s, c.name(), c.partitions(), c.replicationFactor(), c.configs()));
+            }
+            case ControllerRequest.CreatePartitions c when c.validateOnly() -> {
+                return validated(s, c.topic(), logic.createPartitions(s, c.topic(), c.newCount()));
+            }
+            case ControllerRequest.CreateTopicAssigned c when c.validateOnly() -> {
+                return validated(s, c.name(), logic.createTopic(s, c.name(), c.assignment(), c.configs()));
+            }
+            case ControllerRequest.CreatePartitionsAssigned c when c.validateOnly() -> {
+                return validated(s, c.topic(), logic.createPartitions(s, c.topic(), c.newCount(), c.newAssignment()));
+            }
+            case ControllerRequest.AlterTopicConfigs a when a.validateOnly() -> {
+                return validated(s, a.topic(), logic.alterTopicConfigs(s, a.topic(), a.configs()));
+            }
+            case ControllerRequest.AlterBrokerConfigs a when a.validateOnly() -> {
+                logic.alterBrokerConfigs(s, a.resource(), a.configs());
+                return ControllerReply.ok(0, stateMachine.appliedIndex(), null);
+            }
+            default -> {
+            }
+        }
+        AppliedRequests.Outcome earlier = stateMachine.outcome(requestId);
+        ControllerReply committed;
+        if (earlier != null) {
+            log.info("Controller request {} ({}) was applied at index {} already: answering with that outcome",
+                    requestId, request.getClass().getSimpleName(), earlier.index());
+            committed = ControllerReply.of(earlier).throwIfError();
+        } else {
+            committed = decideAndCommit(s, requestId, request);
+        }
+        return answer(request, committed);
+    }
+
+    /** Validates a request against {@code s}, proposes its commands (if any) and waits until they are applied. */
+    private ControllerReply decideAndCommit(MetadataState s, Uuid requestId, ControllerRequest request) {
+        List<MetadataCommand> commands = switch (request) {
+            case ControllerRequest.CreateTopic c -> logic.createTopic(s, c.name(), c.partitions(), c.replicationFactor(),
+                    c.configs());
+            case ControllerRequest.DeleteTopic d -> logic.deleteTopic(s, d.topicId());
+            case ControllerRequest.CreatePartitions c -> logic.createPartitions(s, c.topic(), c.newCount());
+            case ControllerRequest.CreateTopicAssigned c -> logic.createTopic(s, c.name(), c.assignment(), c.configs());
+            case ControllerRequest.CreatePartitionsAssigned c -> logic.createPartitions(s, c.topic(), c.newCount(),
+                    c.newAssignment());
+            case ControllerRequest.AlterTopicConfigs a -> logic.alterTopicConfigs(s, a.topic(), a.configs());
+            case ControllerRequest.AllocateProducerIds p -> List.of(new MetadataCommand.ProducerIdBlock(p.size()));
+            case ControllerRequest.RegisterBroker r -> logic.registerBroker(s, r.broker());
+            case ControllerRequest.Heartbeat h -> logic.heartbeat(s, h.brokerId(), h.brokerEpoch(), h.wantShutdown());
+            case ControllerRequest.AlterBrokerConfigs a -> logic.alterBrokerConfigs(s, a.resource(), a.configs());
+            case ControllerRequest.AlterPartition a -> logic.alterPartition(s, a.partition(), a.leaderId(), a.leaderEpoch(),
+                    a.partitionEpoch(), a.newIsr());
+            case ControllerRequest.AlterReassignment a -> logic.alterPartitionReassignment(s, a.partition(), a.target());
+            case ControllerRequest.ElectLeader e -> logic.electLeader(s, ElectionType.valueOf(e.electionType()), e.partition());
+            case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("not a change");
+            case ControllerRequest.DescribeQuorum q -> throw new IllegalStateException("not a change");
+        };
+        // a request that changes nothing (a heartbeat of a live broker, a reassignment to the current
+        // replicas) proposes nothing; its answer reflects what this node has applied
+        return commands.isEmpty() ? ControllerReply.ok(0, stateMachine.appliedIndex(), null) : propose(requestId, commands);
+    }
+
+    /** The answer to a request whose commands were committed ({@code committed} is the outcome of their entry). */
+    private ControllerReply answer(ControllerRequest request, ControllerReply committed) {
+        MetadataState after = stateMachine.state();
+        return switch (request) {
+            case ControllerRequest.CreateTopic c -> withTopic(committed, after, c.name());
+            case ControllerRequest.CreatePartitions c -> withTopic(committed, after, c.topic());
+            case ControllerRequest.CreateTopicAssigned c -> withTopic(committed, after, c.name());
+            case ControllerRequest.CreatePartitionsAssigned c -> withTopic(committed, after, c.topic());
+            case ControllerRequest.AlterTopicConfigs a -> withTopic(committed, after, a.topic());
+            case ControllerRequest.AlterPartition a -> withTopic(committed, after, a.partition().topic());
+            // the epoch is the index of the entry, whatever the batch's last command yields
+            case ControllerRequest.RegisterBroker r -> ControllerReply.ok(committed.index(), committed.index(), null);
+            case ControllerRequest.Heartbeat h -> {
+                BrokerHeartbeat hb = logic.heartbeatReply(after, h.brokerId(), h.wantShutdown());
+                yield ControllerReply.ok((hb.fenced() ? 1 : 0) | (hb.shutdownAllowed() ? 2 : 0), committed.index(), null);
+            }
+            default -> committed;
         };
     }
 
-    private ControllerReply topicChange(MetadataState s, String topic, List<MetadataCommand> commands, boolean validateOnly) {
-        if (validateOnly) {
-            return ControllerReply.ok(0, stateMachine.appliedIndex(), topicBytes(s.apply(commands, Long.MAX_VALUE).state(), topic));
-        }
-        ControllerReply reply = propose(commands);
-        return ControllerReply.ok(reply.value(), reply.index(), topicBytes(stateMachine.state(), topic));
+    private static ControllerReply withTopic(ControllerReply committed, MetadataState s, String topic) {
+        return ControllerReply.ok(committed.value(), committed.index(), topicBytes(s, topic));
+    }
+
+    /** The answer to a validate-only topic change: the topic as it would be, nothing proposed. */
+    private ControllerReply validated(MetadataState s, String topic, List<MetadataCommand> commands) {
+        return ControllerReply.ok(0, stateMachine.appliedIndex(), topicBytes(s.apply(commands, Long.MAX_VALUE).state(), topic));
     }
 
     private static byte[] topicBytes(MetadataState s, String topic) {
@@ -695,16 +776,21 @@ public final class RaftController extends ForwardingController {
         return MetadataCodec.encodeState(new MetadataState(Map.of(), t == null ? Map.of() : Map.of(topic, t), 0));
     }
 
-    private ControllerReply proposeIfAny(List<MetadataCommand> commands) {
-        return commands.isEmpty() ? ControllerReply.ok(0, stateMachine.appliedIndex(), null) : propose(commands);
+    /** Appends {@code commands}, the controller's own decision, as one log entry and waits until it is applied. */
+    private ControllerReply propose(List<MetadataCommand> commands) {
+        return propose(null, commands);
     }
 
-    /** Appends {@code commands} as one log entry and waits until it is applied here; throws if it was rejected. */
-    private ControllerReply propose(List<MetadataCommand> commands) {
+    /**
+     * Appends {@code commands} as one log entry answering {@code requestId} and waits until it is
+     * applied here; throws if it was rejected. The answer is that of the entry that took effect for
+     * the request, which is an earlier one if a previous attempt of the request got there first.
+     */
+    private ControllerReply propose(Uuid requestId, List<MetadataCommand> commands) {
         long timeoutMs = settings.requestTimeoutMs() * 3 / 4;
         RaftClient p = proposer;
         CompletableFuture<RaftClientReply> future = p.async()
-                .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeBatch(commands))));
+                .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeEntry(new MetadataEntry(requestId, commands)))));
         try {
             RaftClientReply raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
             if (!raftReply.isSuccess()) {
