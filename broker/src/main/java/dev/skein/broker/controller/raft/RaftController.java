@@ -83,6 +83,8 @@ public final class RaftController extends ForwardingController {
 
     private static final long PROBE_TIMEOUT_MS = 1000;
     private static final long MEMBERSHIP_RETRY_MS = 500;
+    /** How long a node waits before it sends again a request the active controller answered NOT_CONTROLLER. */
+    private static final long NOT_CONTROLLER_BACKOFF_MS = 100;
 
     private final RaftControllerSettings settings;
     private final Time time;
@@ -573,7 +575,14 @@ public final class RaftController extends ForwardingController {
                     leaderChange = nextLeaderChange;
                 }
                 if (future.isDone() && !future.isCancelled()) {
-                    raftReply = future.get();
+                    RaftClientReply r = future.get();
+                    if (notController(r) && time.milliseconds() + NOT_CONTROLLER_BACKOFF_MS < deadline) {
+                        // the active controller could not commit in time (or is stepping down); its entry
+                        // may still commit, so the request is sent again rather than given up
+                        awaitLeaderChange(NOT_CONTROLLER_BACKOFF_MS);
+                        continue;
+                    }
+                    raftReply = r;
                 }
             } catch (TimeoutException e) {
                 future.cancel(true);
@@ -604,6 +613,23 @@ public final class RaftController extends ForwardingController {
             Thread.currentThread().interrupt();
         }
         return reply;
+    }
+
+    /** Waits until this node learns of a new active controller, at most {@code maxMs}. */
+    private void awaitLeaderChange(long maxMs) throws InterruptedException {
+        try {
+            nextLeaderChange.get(maxMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException noChange) {
+            // sent again to the same controller
+        }
+    }
+
+    private static boolean notController(RaftClientReply r) {
+        if (!r.isSuccess()) {
+            return false;
+        }
+        ControllerReply reply = ControllerReply.decode(r.getMessage().getContent().toByteArray());
+        return reply.errorCode() == org.apache.kafka.common.protocol.Errors.NOT_CONTROLLER.code();
     }
 
     // ---- the active controller: runs on the leader, one request at a time on the event loop ----
