@@ -2,18 +2,12 @@ package dev.skein.broker.controller.raft;
 
 import dev.skein.broker.controller.ActiveController;
 import dev.skein.broker.controller.AppliedRequests;
-import dev.skein.broker.controller.BrokerHeartbeat;
 import dev.skein.broker.controller.Controller;
-import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataCommand;
-import dev.skein.broker.controller.MetadataEntry;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.controller.QuorumDescription;
 import dev.skein.broker.metadata.ClusterImage;
-import dev.skein.broker.metadata.TopicMetadata;
-import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.ratis.client.RaftClient;
@@ -44,12 +38,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -60,11 +52,17 @@ import java.util.function.Consumer;
 /**
  * The controller of a multi-node cluster: a voter of the controller quorum on Apache Ratis. The
  * Ratis leader is the active controller. A request made on any node travels to the leader as a
- * read-only Ratis message; there one thread (the event loop, which owns the {@link ActiveController}
- * decisions) validates it, turns it into {@link MetadataCommand}s, proposes them to the log and
- * waits until they are applied, then answers; the asking node waits until it has applied the same
- * index, so it reads its own writes. Rejected requests propose nothing. A node that cannot reach
- * the quorum within {@code requestTimeoutMs} answers NOT_CONTROLLER (retriable).
+ * read-only Ratis message; there one thread (the event loop of {@link ActiveControllerLoop}, which
+ * owns the {@link ActiveController} decisions) validates it, turns it into {@link MetadataCommand}s,
+ * proposes them to the log and waits until they are applied, then answers; the asking node waits
+ * until it has applied the same index, so it reads its own writes. Rejected requests propose
+ * nothing. Every delivery of one request carries the same request id, so a retry is answered with
+ * the outcome of the entry that took effect, never decided twice. A node that cannot reach the
+ * quorum within {@code requestTimeoutMs} answers NOT_CONTROLLER (retriable).
+ *
+ * <p>This class is the voter's lifecycle: the Ratis server and its membership, the two Ratis
+ * clients (requests, proposals) and how they follow the leader, and the {@link
+ * dev.skein.broker.controller.Controller} contract on this node.
  *
  * <p>On the leader, timers fence brokers whose session expired (moving their leaderships),
  * complete partition reassignments whose new replicas are in sync and, with
@@ -88,8 +86,9 @@ public final class RaftController extends ForwardingController {
 
     private final RaftControllerSettings settings;
     private final Time time;
-    private final ActiveController logic;
     private final MetadataStateMachine stateMachine;
+    /** What runs while this node is the active controller: the decisions, on their event loop. */
+    private final ActiveControllerLoop leaderLoop;
     /** The group with a placeholder peer per {@code controller.quorum.voters} address, for clients. */
     private final RaftGroup group;
     private final VoterStorage storage;
@@ -113,7 +112,6 @@ public final class RaftController extends ForwardingController {
     private final Object clientLock = new Object();
     /** Clients replaced on a leader change, closed a little later (they may still carry requests). */
     private final List<RaftClient> retired = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
     private volatile boolean closed;
 
@@ -121,13 +119,30 @@ public final class RaftController extends ForwardingController {
         this.settings = settings;
         this.time = time;
         settings.self();
-        this.logic = new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults());
-        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged,
-                this::onConfigurationChanged);
+        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader,
+                this::onLeaderChanged, this::onConfigurationChanged);
+        this.leaderLoop = new ActiveControllerLoop(settings, time,
+                new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults()), stateMachine,
+                new ActiveControllerLoop.Proposals() {
+                    @Override
+                    public RaftClient current() {
+                        return proposer;
+                    }
+
+                    @Override
+                    public void failed(Throwable cause, RaftClient client) {
+                        renewClientAfter(cause, true, client);
+                    }
+                }, this::quorum, this::isActive, () -> closed);
         // clients find the leader by address; the peer ids of the voters are learnt from the quorum
         this.group = RaftGroup.valueOf(groupId(settings.clusterId()), settings.voters().stream()
                 .map(v -> RaftPeer.newBuilder().setId("voter-" + v.id()).setAddress(v.address()).build()).toList());
         this.storage = new VoterStorage(settings.storageDir(), group.getGroupId(), settings.clusterId(), settings.nodeId());
+    }
+
+    /** A request forwarded to this node as the Ratis leader. */
+    private CompletableFuture<byte[]> onRequestAtLeader(byte[] bytes) {
+        return leaderLoop.onRequestAtLeader(bytes);
     }
 
     private static RaftPeer peer(VoterKey key, QuorumVoter voter) {
@@ -181,16 +196,16 @@ public final class RaftController extends ForwardingController {
         // requests this node forwarded with the other one
         proposer = newClient(cp);
 
-        eventLoop = Executors.newSingleThreadExecutor(daemon("skein-controller-" + settings.nodeId() + "-event-loop"));
         timers = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-timer"));
+        leaderLoop.start(timers);
         server.start();
         probe = new QuorumProbe(group.getGroupId(), settings.voters(), PROBE_TIMEOUT_MS);
         membership = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-membership"));
         membership.execute(this::membershipStep);
-        timers.scheduleWithFixedDelay(() -> onLeader(this::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
+        timers.scheduleWithFixedDelay(() -> leaderLoop.onLeader(leaderLoop::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
                 settings.fenceCheckIntervalMs(), TimeUnit.MILLISECONDS);
         if (settings.autoLeaderRebalance()) {
-            timers.scheduleWithFixedDelay(() -> onLeader(this::preferredLeaderElections),
+            timers.scheduleWithFixedDelay(() -> leaderLoop.onLeader(leaderLoop::preferredLeaderElections),
                     settings.leaderImbalanceCheckIntervalMs(), settings.leaderImbalanceCheckIntervalMs(), TimeUnit.MILLISECONDS);
         }
         log.info("Controller quorum voter {} started as {} on {}:{} (group {}, voters {}, storage {}, {})", settings.nodeId(),
@@ -508,6 +523,11 @@ public final class RaftController extends ForwardingController {
         return stateMachine.state();
     }
 
+    /** Runs on the event loop after a request was processed and before it is answered (tests hold the answer back). */
+    void afterCommitHook(Consumer<ControllerRequest.Call> hook) {
+        leaderLoop.afterCommitHook = hook;
+    }
+
     /** Whether this node is the active controller (the Ratis leader, ready to serve). */
     public boolean isActive() {
         try {
@@ -632,211 +652,6 @@ public final class RaftController extends ForwardingController {
         return reply.errorCode() == org.apache.kafka.common.protocol.Errors.NOT_CONTROLLER.code();
     }
 
-    // ---- the active controller: runs on the leader, one request at a time on the event loop ----
-
-    private CompletableFuture<byte[]> onRequestAtLeader(byte[] bytes) {
-        CompletableFuture<byte[]> out = new CompletableFuture<>();
-        ControllerRequest.Call decoded;
-        try {
-            decoded = ControllerRequest.decodeCall(bytes);
-        } catch (RuntimeException e) {
-            out.complete(ControllerReply.error(e, stateMachine.appliedIndex()).encode());
-            return out;
-        }
-        if (decoded.request() instanceof ControllerRequest.FetchMetadata f) {
-            // off the event loop: a long poll must not hold up the decisions
-            answerFetchMetadata(f, time.milliseconds() + Math.min(f.maxWaitMs(), 2_000), out);
-            return out;
-        }
-        try {
-            eventLoop.execute(() -> {
-                ControllerReply reply;
-                try {
-                    Consumer<ControllerRequest.Call> hook = afterCommitHook;
-                    reply = process(decoded.requestId(), decoded.request());
-                    if (hook != null) {
-                        hook.accept(decoded);
-                    }
-                } catch (ApiException e) {
-                    reply = ControllerReply.error(e, stateMachine.appliedIndex());
-                } catch (RuntimeException e) {
-                    log.warn("Controller request failed: {}", e.toString());
-                    reply = ControllerReply.error(e, stateMachine.appliedIndex());
-                }
-                out.complete(reply.encode());
-            });
-        } catch (RejectedExecutionException e) {
-            out.complete(ControllerReply.error(new NotControllerException("The controller is shutting down"), -1).encode());
-        }
-        return out;
-    }
-
-    /**
-     * Runs on the event loop after a request was processed and before it is answered (tests hold
-     * the answer back there to lose it); null in production.
-     */
-    volatile Consumer<ControllerRequest.Call> afterCommitHook;
-
-    /**
-     * Answers a non-voter's metadata fetch with the whole applied state (value = the active
-     * controller's id) once it is past the asker's index, re-checking every 20 ms until {@code deadlineMs}.
-     */
-    private void answerFetchMetadata(ControllerRequest.FetchMetadata f, long deadlineMs, CompletableFuture<byte[]> out) {
-        MetadataStateMachine.View v = stateMachine.view();
-        if (v.index() > f.sinceIndex() || time.milliseconds() >= deadlineMs || closed) {
-            byte[] state = v.index() > f.sinceIndex() ? MetadataCodec.encodeState(v.state()) : null;
-            out.complete(ControllerReply.ok(v.leaderId(), v.index(), state).encode());
-            return;
-        }
-        try {
-            timers.schedule(() -> answerFetchMetadata(f, deadlineMs, out), 20, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            out.complete(ControllerReply.error(new NotControllerException("The controller is shutting down"), -1).encode());
-        }
-    }
-
-    /**
-     * Decides a request and commits its commands, or, for a request whose log entry was applied
-     * already (this is a retry of it), answers from that entry's outcome without deciding again.
-     * Either way the answer is built from the entry that took effect.
-     */
-    private ControllerReply process(Uuid requestId, ControllerRequest request) {
-        MetadataState s = stateMachine.state();
-        switch (request) {
-            case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("answered off the event loop");
-            case ControllerRequest.DescribeQuorum q -> {
-                return ControllerReply.ok(0, stateMachine.appliedIndex(), QuorumCodec.encode(quorum()));
-            }
-            case ControllerRequest.CreateTopic c when c.validateOnly() -> {
-                return validated(s, c.name(), logic.createTopic(s, c.name(), c.partitions(), c.replicationFactor(), c.configs()));
-            }
-            case ControllerRequest.CreatePartitions c when c.validateOnly() -> {
-                return validated(s, c.topic(), logic.createPartitions(s, c.topic(), c.newCount()));
-            }
-            case ControllerRequest.CreateTopicAssigned c when c.validateOnly() -> {
-                return validated(s, c.name(), logic.createTopic(s, c.name(), c.assignment(), c.configs()));
-            }
-            case ControllerRequest.CreatePartitionsAssigned c when c.validateOnly() -> {
-                return validated(s, c.topic(), logic.createPartitions(s, c.topic(), c.newCount(), c.newAssignment()));
-            }
-            case ControllerRequest.AlterTopicConfigs a when a.validateOnly() -> {
-                return validated(s, a.topic(), logic.alterTopicConfigs(s, a.topic(), a.configs()));
-            }
-            case ControllerRequest.AlterBrokerConfigs a when a.validateOnly() -> {
-                logic.alterBrokerConfigs(s, a.resource(), a.configs());
-                return ControllerReply.ok(0, stateMachine.appliedIndex(), null);
-            }
-            default -> {
-            }
-        }
-        AppliedRequests.Outcome earlier = stateMachine.outcome(requestId);
-        ControllerReply committed;
-        if (earlier != null) {
-            log.info("Controller request {} ({}) was applied at index {} already: answering with that outcome",
-                    requestId, request.getClass().getSimpleName(), earlier.index());
-            committed = ControllerReply.of(earlier).throwIfError();
-        } else {
-            committed = decideAndCommit(s, requestId, request);
-        }
-        return answer(request, committed);
-    }
-
-    /** Validates a request against {@code s}, proposes its commands (if any) and waits until they are applied. */
-    private ControllerReply decideAndCommit(MetadataState s, Uuid requestId, ControllerRequest request) {
-        List<MetadataCommand> commands = switch (request) {
-            case ControllerRequest.CreateTopic c -> logic.createTopic(s, c.name(), c.partitions(), c.replicationFactor(),
-                    c.configs());
-            case ControllerRequest.DeleteTopic d -> logic.deleteTopic(s, d.topicId());
-            case ControllerRequest.CreatePartitions c -> logic.createPartitions(s, c.topic(), c.newCount());
-            case ControllerRequest.CreateTopicAssigned c -> logic.createTopic(s, c.name(), c.assignment(), c.configs());
-            case ControllerRequest.CreatePartitionsAssigned c -> logic.createPartitions(s, c.topic(), c.newCount(),
-                    c.newAssignment());
-            case ControllerRequest.AlterTopicConfigs a -> logic.alterTopicConfigs(s, a.topic(), a.configs());
-            case ControllerRequest.AllocateProducerIds p -> List.of(new MetadataCommand.ProducerIdBlock(p.size()));
-            case ControllerRequest.RegisterBroker r -> logic.registerBroker(s, r.broker());
-            case ControllerRequest.Heartbeat h -> logic.heartbeat(s, h.brokerId(), h.brokerEpoch(), h.wantShutdown());
-            case ControllerRequest.AlterBrokerConfigs a -> logic.alterBrokerConfigs(s, a.resource(), a.configs());
-            case ControllerRequest.AlterPartition a -> logic.alterPartition(s, a.partition(), a.leaderId(), a.leaderEpoch(),
-                    a.partitionEpoch(), a.newIsr());
-            case ControllerRequest.AlterReassignment a -> logic.alterPartitionReassignment(s, a.partition(), a.target());
-            case ControllerRequest.ElectLeader e -> logic.electLeader(s, ElectionType.valueOf(e.electionType()), e.partition());
-            case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("not a change");
-            case ControllerRequest.DescribeQuorum q -> throw new IllegalStateException("not a change");
-        };
-        // a request that changes nothing (a heartbeat of a live broker, a reassignment to the current
-        // replicas) proposes nothing; its answer reflects what this node has applied
-        return commands.isEmpty() ? ControllerReply.ok(0, stateMachine.appliedIndex(), null) : propose(requestId, commands);
-    }
-
-    /** The answer to a request whose commands were committed ({@code committed} is the outcome of their entry). */
-    private ControllerReply answer(ControllerRequest request, ControllerReply committed) {
-        MetadataState after = stateMachine.state();
-        return switch (request) {
-            case ControllerRequest.CreateTopic c -> withTopic(committed, after, c.name());
-            case ControllerRequest.CreatePartitions c -> withTopic(committed, after, c.topic());
-            case ControllerRequest.CreateTopicAssigned c -> withTopic(committed, after, c.name());
-            case ControllerRequest.CreatePartitionsAssigned c -> withTopic(committed, after, c.topic());
-            case ControllerRequest.AlterTopicConfigs a -> withTopic(committed, after, a.topic());
-            case ControllerRequest.AlterPartition a -> withTopic(committed, after, a.partition().topic());
-            // the epoch is the index of the entry, whatever the batch's last command yields
-            case ControllerRequest.RegisterBroker r -> ControllerReply.ok(committed.index(), committed.index(), null);
-            case ControllerRequest.Heartbeat h -> {
-                BrokerHeartbeat hb = logic.heartbeatReply(after, h.brokerId(), h.wantShutdown());
-                yield ControllerReply.ok((hb.fenced() ? 1 : 0) | (hb.shutdownAllowed() ? 2 : 0), committed.index(), null);
-            }
-            default -> committed;
-        };
-    }
-
-    private static ControllerReply withTopic(ControllerReply committed, MetadataState s, String topic) {
-        return ControllerReply.ok(committed.value(), committed.index(), topicBytes(s, topic));
-    }
-
-    /** The answer to a validate-only topic change: the topic as it would be, nothing proposed. */
-    private ControllerReply validated(MetadataState s, String topic, List<MetadataCommand> commands) {
-        return ControllerReply.ok(0, stateMachine.appliedIndex(), topicBytes(s.apply(commands, Long.MAX_VALUE).state(), topic));
-    }
-
-    private static byte[] topicBytes(MetadataState s, String topic) {
-        TopicMetadata t = s.topic(topic);
-        return MetadataCodec.encodeState(new MetadataState(Map.of(), t == null ? Map.of() : Map.of(topic, t), 0));
-    }
-
-    /** Appends {@code commands}, the controller's own decision, as one log entry and waits until it is applied. */
-    private ControllerReply propose(List<MetadataCommand> commands) {
-        return propose(null, commands);
-    }
-
-    /**
-     * Appends {@code commands} as one log entry answering {@code requestId} and waits until it is
-     * applied here; throws if it was rejected. The answer is that of the entry that took effect for
-     * the request, which is an earlier one if a previous attempt of the request got there first.
-     */
-    private ControllerReply propose(Uuid requestId, List<MetadataCommand> commands) {
-        long timeoutMs = settings.requestTimeoutMs() * 3 / 4;
-        RaftClient p = proposer;
-        CompletableFuture<RaftClientReply> future = p.async()
-                .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeEntry(new MetadataEntry(requestId, commands)))));
-        try {
-            RaftClientReply raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
-            if (!raftReply.isSuccess()) {
-                throw new NotControllerException("The metadata log refused the change: " + raftReply.getException());
-            }
-            ControllerReply reply = ControllerReply.decode(raftReply.getMessage().getContent().toByteArray());
-            stateMachine.awaitApplied(reply.index(), timeoutMs);
-            return reply.throwIfError();
-        } catch (TimeoutException e) {
-            future.cancel(true);
-            throw new NotControllerException("The metadata change was not committed within " + timeoutMs + " ms");
-        } catch (ExecutionException e) {
-            renewClientAfter(e.getCause(), true, p);
-            throw new NotControllerException("The metadata change failed: " + e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NotControllerException("Interrupted while committing a metadata change");
-        }
-    }
-
     private void onLeaderChanged(RaftPeerId leader) {
         int leaderId = leader == null ? -1 : VoterKey.of(leader).nodeId();
         log.info("Node {} sees controller {} as the active controller", settings.nodeId(), leaderId);
@@ -848,60 +663,8 @@ public final class RaftController extends ForwardingController {
         CompletableFuture<Integer> fired = nextLeaderChange;
         nextLeaderChange = new CompletableFuture<>();
         fired.complete(leaderId);
-        if (leaderId == settings.nodeId() && !closed) {
-            try {
-                eventLoop.execute(() -> logic.becameActive(stateMachine.state()));
-            } catch (RejectedExecutionException ignored) {
-                // shutting down
-            }
-        }
-    }
-
-    /** Runs a periodic task on the event loop, only while this node is the active controller. */
-    private void onLeader(Runnable task) {
-        if (closed || !isActive()) {
-            return;
-        }
-        try {
-            eventLoop.execute(() -> {
-                try {
-                    task.run();
-                } catch (RuntimeException e) {
-                    log.warn("Controller task failed: {}", e.toString());
-                }
-            });
-        } catch (RejectedExecutionException ignored) {
-            // shutting down
-        }
-    }
-
-    private void fenceExpiredBrokers() {
-        MetadataState s = stateMachine.state();
-        List<MetadataCommand> commands = logic.fenceExpiredBrokers(s);
-        if (!commands.isEmpty()) {
-            log.info("Fencing brokers whose session expired: {}", commands.stream()
-                    .filter(c -> c instanceof MetadataCommand.FenceBroker).toList());
-            propose(commands);
-            s = stateMachine.state();
-        }
-        List<MetadataCommand> elections = logic.electOfflineLeaders(s);
-        if (!elections.isEmpty()) {
-            propose(elections);
-            s = stateMachine.state();
-        }
-        // a reassignment whose ISR change raced with another change, or that waited for a live leader
-        List<MetadataCommand> completions = logic.completeReassignments(s);
-        if (!completions.isEmpty()) {
-            log.info("Completing {} partition reassignment(s)", completions.size());
-            propose(completions);
-        }
-    }
-
-    private void preferredLeaderElections() {
-        List<MetadataCommand> commands = logic.preferredLeaderElections(stateMachine.state());
-        if (!commands.isEmpty()) {
-            log.info("Moving {} partition leadership(s) back to preferred replicas", commands.size());
-            propose(commands);
+        if (leaderId == settings.nodeId()) {
+            leaderLoop.becameActive();
         }
     }
 
@@ -925,9 +688,7 @@ public final class RaftController extends ForwardingController {
             timers.shutdownNow();
         }
         closeRetired(List.copyOf(retired));
-        if (eventLoop != null) {
-            eventLoop.shutdownNow();
-        }
+        leaderLoop.close();
         try {
             if (client != null) {
                 client.close();

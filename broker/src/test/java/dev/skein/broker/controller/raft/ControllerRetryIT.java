@@ -97,13 +97,20 @@ class ControllerRetryIT {
                 .filter(e -> e.getValue().isActive()).map(Map.Entry::getKey).findFirst().orElse(-1), id -> id >= 0);
     }
 
+    /** The active controller whose answer to one topic's creation is held back, and when that topic's entry committed. */
+    private record HeldAnswer(int nodeId, RaftController controller, CountDownLatch committed) {
+    }
+
     /**
-     * Holds back, on {@code controller}, the answer to the creation of {@code topic} once its entry is
-     * applied there; counts down {@code committed} at that point. The answer stays held (the
-     * controller's event loop with it) until the test ends.
+     * Holds back, on the active controller, the answer to the creation of {@code topic} once its
+     * entry is applied there; {@code committed} counts down at that point. The answer stays held
+     * (the controller's event loop with it) until the test ends.
      */
-    private void holdAnswerAfterCommit(RaftController controller, String topic, CountDownLatch committed) {
-        controller.afterCommitHook = call -> {
+    private HeldAnswer holdAnswerAfterCommit(String topic) {
+        int active = activeController();
+        RaftController controller = controllers.get(active);
+        CountDownLatch committed = new CountDownLatch(1);
+        controller.afterCommitHook(call -> {
             if (call.request() instanceof ControllerRequest.CreateTopic c && c.name().equals(topic)) {
                 committed.countDown();
                 boolean released = false;
@@ -115,25 +122,23 @@ class ControllerRetryIT {
                     }
                 }
             }
-        };
+        });
+        return new HeldAnswer(active, controller, committed);
     }
 
     @Test
     void aCreateTopicsWhoseActiveControllerLostLeadershipAfterTheCommitSucceedsOnce() throws Exception {
-        int active = activeController();
-        RaftController leader = controllers.get(active);
-        CountDownLatch committed = new CountDownLatch(1);
-        holdAnswerAfterCommit(leader, "moved", committed);
-        int next = (active + 1) % 3;
+        HeldAnswer held = holdAnswerAfterCommit("moved");
+        int next = (held.nodeId() + 1) % 3;
 
         try (Admin admin = admin(next)) {
             // the Admin client sends CreateTopics to the active controller's broker
             CreateTopicsResult result = admin.createTopics(List.of(new NewTopic("moved", 3, (short) 3)));
-            assertThat(committed.await(30, TimeUnit.SECONDS)).as("the topic's entry committed").isTrue();
-            Uuid created = leader.state().topic("moved").id();
+            assertThat(held.committed().await(30, TimeUnit.SECONDS)).as("the topic's entry committed").isTrue();
+            Uuid created = held.controller().state().topic("moved").id();
 
             // the active controller hands its leadership over before it answers
-            transferLeadership(active, next);
+            transferLeadership(held.nodeId(), next);
 
             result.all().get(60, TimeUnit.SECONDS);
             assertThat(result.topicId("moved").get()).isEqualTo(created);
@@ -145,17 +150,14 @@ class ControllerRetryIT {
 
     @Test
     void aForwardedRequestWhoseActiveControllerDiedAfterTheCommitIsAnsweredByTheNextOne() throws Exception {
-        int active = activeController();
-        RaftController leader = controllers.get(active);
-        CountDownLatch committed = new CountDownLatch(1);
-        holdAnswerAfterCommit(leader, "survivor", committed);
-        int forwarder = (active + 1) % 3;
+        HeldAnswer held = holdAnswerAfterCommit("survivor");
+        int forwarder = (held.nodeId() + 1) % 3;
 
         Thread killer = new Thread(() -> {
             try {
-                if (committed.await(30, TimeUnit.SECONDS)) {
+                if (held.committed().await(30, TimeUnit.SECONDS)) {
                     // the active controller dies between its commit and its answer
-                    leader.close();
+                    held.controller().close();
                 }
             } catch (InterruptedException ignored) {
                 Thread.currentThread().interrupt();
@@ -169,7 +171,7 @@ class ControllerRetryIT {
         } finally {
             killer.join(60_000);
         }
-        assertThat(committed.getCount()).isZero();
+        assertThat(held.committed().getCount()).isZero();
         assertThat(topic.partitionCount()).isEqualTo(2);
         try (Admin admin = admin(forwarder)) {
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
