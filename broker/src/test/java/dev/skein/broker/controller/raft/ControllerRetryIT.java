@@ -1,10 +1,8 @@
 package dev.skein.broker.controller.raft;
 
-import dev.skein.broker.config.BrokerConfig;
 import dev.skein.broker.controller.Controllers;
-import dev.skein.broker.it.TestBroker;
+import dev.skein.broker.it.InJvmCluster;
 import dev.skein.broker.metadata.TopicMetadata;
-import dev.skein.broker.server.SkeinBroker;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
@@ -46,33 +44,28 @@ import static org.awaitility.Awaitility.await;
 class ControllerRetryIT {
     @TempDir
     Path dir;
-    private final List<SkeinBroker> brokers = new ArrayList<>();
+    private InJvmCluster cluster;
     private final Map<Integer, RaftController> controllers = new ConcurrentHashMap<>();
     private final CountDownLatch release = new CountDownLatch(1);
-    private List<QuorumVoter> voters;
+    private volatile List<QuorumVoter> voters;
     private volatile String clusterId;
 
     @BeforeEach
     void startCluster() throws Exception {
-        List<Map<String, String>> quorum = TestBroker.quorumProperties(dir, 3);
-        for (Map<String, String> p : quorum) {
+        cluster = InJvmCluster.start(dir, 3, 0, (i, p) -> {
             p.put("offsets.topic.replication.factor", "3");
             p.put("broker.heartbeat.interval.ms", "200");
             p.put("broker.session.timeout.ms", "3000");
             p.put("auto.leader.rebalance.enable", "false");
             // a forwarded request keeps being sent until then: long enough for a failover on a loaded machine
             p.put("controller.quorum.request.timeout.ms", "20000");
-            BrokerConfig config = new BrokerConfig(p);
-            voters = QuorumVoter.parseAll(config.controllerQuorumVoters());
-            SkeinBroker broker = new SkeinBroker(config, Time.SYSTEM, (cfg, cluster, self) -> {
-                clusterId = cluster;
-                RaftController c = (RaftController) Controllers.start(cfg, cluster, self, Time.SYSTEM);
-                controllers.put(cfg.nodeId(), c);
-                return c;
-            });
-            brokers.add(broker);
-            broker.start();
-        }
+        }, (cfg, cluster, self) -> {
+            clusterId = cluster;
+            voters = QuorumVoter.parseAll(cfg.controllerQuorumVoters());
+            RaftController c = (RaftController) Controllers.start(cfg, cluster, self, Time.SYSTEM);
+            controllers.put(cfg.nodeId(), c);
+            return c;
+        });
         try (Admin admin = admin(0)) {
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
                     assertThat(admin.describeCluster().nodes().get().stream().map(Node::id).collect(Collectors.toSet()))
@@ -84,11 +77,13 @@ class ControllerRetryIT {
     void stopCluster() {
         // let a held answer go (to a controller that is closed by then, or about to be)
         release.countDown();
-        brokers.forEach(SkeinBroker::close);
+        if (cluster != null) {
+            cluster.close();
+        }
     }
 
     private Admin admin(int broker) {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(broker).bootstrapServers(),
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.broker(broker).bootstrapServers(),
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "60000"));
     }
 
