@@ -94,6 +94,7 @@ public final class BrokerConfig {
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
     public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
+    public static final String CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS = "controller.quorum.request.timeout.ms";
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
     public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS = "leader.imbalance.check.interval.seconds";
@@ -169,6 +170,8 @@ public final class BrokerConfig {
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, MEDIUM, "Follower lag before it leaves the ISR.")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Allow out-of-sync replicas to lead.")
             .define(BROKER_SESSION_TIMEOUT_MS, INT, 9000, atLeast(1), HIGH, "A broker without a heartbeat for this long is fenced.")
+            .define(CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS, INT, 5000, atLeast(100), MEDIUM,
+                    "How long a node keeps sending a request to the active controller (again after a leader change) before it answers a retriable error.")
             .define(BROKER_HEARTBEAT_INTERVAL_MS, INT, 2000, atLeast(1), MEDIUM, "How often a broker heartbeats to the controller.")
             .define(AUTO_LEADER_REBALANCE_ENABLE, BOOLEAN, true, HIGH, "Move leadership back to preferred replicas.")
             .define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, LONG, 300L, atLeast(1), HIGH, "How often leader imbalance is checked.")
@@ -424,6 +427,10 @@ public final class BrokerConfig {
 
     public int brokerSessionTimeoutMs() {
         return (Integer) get(BROKER_SESSION_TIMEOUT_MS);
+    }
+
+    public int controllerQuorumRequestTimeoutMs() {
+        return (Integer) get(CONTROLLER_QUORUM_REQUEST_TIMEOUT_MS);
     }
 
     public int brokerHeartbeatIntervalMs() {

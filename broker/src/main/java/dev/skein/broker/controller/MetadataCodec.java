@@ -25,10 +25,14 @@ import java.util.TreeMap;
  * UTF-8}, lists and maps are length-prefixed, a nullable string is a presence flag then the string.
  *
  * <pre>
- * batch    := version:u8(=1) count:i32 command*
+ * batch    := version:u8(=1) count:i32 command* [requestId:uuid]
  * command  := type:u8 fields (see {@link #writeCommand})
- * snapshot := version:u8(=1) nextProducerId:i64 brokers:i32 broker* topics:i32 topic* [brokerConfigs:i32 (resource:utf configs)*]
+ * state    := version:u8(=1) nextProducerId:i64 brokers:i32 broker* topics:i32 topic* [brokerConfigs:i32 (resource:utf configs)*]
+ * snapshot := state [requests:i32 (requestId:uuid error:i16 message:nullable-utf value:i64 index:i64)*]
  * </pre>
+ *
+ * Trailing sections are optional, so entries and snapshots written before them still read, and a
+ * reader that predates one ignores it.
  */
 public final class MetadataCodec {
     private static final byte VERSION = 1;
@@ -49,16 +53,28 @@ public final class MetadataCodec {
     }
 
     public static byte[] encodeBatch(List<MetadataCommand> commands) {
+        return encodeEntry(new MetadataEntry(null, commands));
+    }
+
+    public static List<MetadataCommand> decodeBatch(byte[] bytes) {
+        return decodeEntry(bytes).commands();
+    }
+
+    /** A log entry: its commands, then its request id if it has one. */
+    public static byte[] encodeEntry(MetadataEntry entry) {
         return write(out -> {
             out.writeByte(VERSION);
-            out.writeInt(commands.size());
-            for (MetadataCommand c : commands) {
+            out.writeInt(entry.commands().size());
+            for (MetadataCommand c : entry.commands()) {
                 writeCommand(out, c);
+            }
+            if (entry.requestId() != null) {
+                writeUuid(out, entry.requestId());
             }
         });
     }
 
-    public static List<MetadataCommand> decodeBatch(byte[] bytes) {
+    public static MetadataEntry decodeEntry(byte[] bytes) {
         return read(bytes, in -> {
             checkVersion(in.readByte());
             int n = in.readInt();
@@ -66,83 +82,125 @@ public final class MetadataCodec {
             for (int i = 0; i < n; i++) {
                 out.add(readCommand(in));
             }
-            return out;
+            Uuid requestId = in.available() > 0 ? readUuid(in) : null;
+            return new MetadataEntry(requestId, out);
+        });
+    }
+
+    /** The replicated state of a controller as a snapshot holds it: the metadata, then the outcomes of the last requests. */
+    public record Snapshot(MetadataState state, AppliedRequests requests) {
+    }
+
+    public static byte[] encodeSnapshot(MetadataState state, AppliedRequests requests) {
+        return write(out -> {
+            writeState(out, state);
+            List<Map.Entry<Uuid, AppliedRequests.Outcome>> entries = requests.entries();
+            out.writeInt(entries.size());
+            for (Map.Entry<Uuid, AppliedRequests.Outcome> e : entries) {
+                writeUuid(out, e.getKey());
+                AppliedRequests.Outcome o = e.getValue();
+                out.writeShort(o.errorCode());
+                writeNullable(out, o.message());
+                out.writeLong(o.value());
+                out.writeLong(o.index());
+            }
+        });
+    }
+
+    /** Reads a snapshot; one written before request outcomes were kept has none. */
+    public static Snapshot decodeSnapshot(byte[] bytes, int requestsCapacity) {
+        return read(bytes, in -> {
+            MetadataState state = readState(in);
+            List<Map.Entry<Uuid, AppliedRequests.Outcome>> entries = new ArrayList<>();
+            if (in.available() > 0) {
+                int n = in.readInt();
+                for (int i = 0; i < n; i++) {
+                    Uuid id = readUuid(in);
+                    entries.add(Map.entry(id, new AppliedRequests.Outcome(in.readShort(), readNullable(in), in.readLong(),
+                            in.readLong())));
+                }
+            }
+            return new Snapshot(state, AppliedRequests.of(requestsCapacity, entries));
         });
     }
 
     public static byte[] encodeState(MetadataState state) {
-        return write(out -> {
-            out.writeByte(VERSION);
-            out.writeLong(state.nextProducerId());
-            out.writeInt(state.brokers().size());
-            for (BrokerRegistration b : state.brokers().values()) {
-                out.writeInt(b.id());
-                out.writeUTF(b.host());
-                out.writeInt(b.port());
-                writeNullable(out, b.rack());
-                writeUuid(out, b.incarnation());
-                out.writeLong(b.epoch());
-                out.writeBoolean(b.fenced());
+        return write(out -> writeState(out, state));
+    }
+
+    private static void writeState(DataOutputStream out, MetadataState state) throws IOException {
+        out.writeByte(VERSION);
+        out.writeLong(state.nextProducerId());
+        out.writeInt(state.brokers().size());
+        for (BrokerRegistration b : state.brokers().values()) {
+            out.writeInt(b.id());
+            out.writeUTF(b.host());
+            out.writeInt(b.port());
+            writeNullable(out, b.rack());
+            writeUuid(out, b.incarnation());
+            out.writeLong(b.epoch());
+            out.writeBoolean(b.fenced());
+        }
+        out.writeInt(state.topics().size());
+        for (TopicMetadata t : state.topics().values()) {
+            out.writeUTF(t.name());
+            writeUuid(out, t.id());
+            writeConfigs(out, t.configs());
+            out.writeInt(t.partitionCount());
+            for (PartitionRegistration p : t.partitions()) {
+                writeInts(out, p.replicas());
+                writeInts(out, p.isr());
+                out.writeInt(p.leader());
+                out.writeInt(p.leaderEpoch());
+                out.writeInt(p.partitionEpoch());
+                writeInts(out, p.addingReplicas());
+                writeInts(out, p.removingReplicas());
             }
-            out.writeInt(state.topics().size());
-            for (TopicMetadata t : state.topics().values()) {
-                out.writeUTF(t.name());
-                writeUuid(out, t.id());
-                writeConfigs(out, t.configs());
-                out.writeInt(t.partitionCount());
-                for (PartitionRegistration p : t.partitions()) {
-                    writeInts(out, p.replicas());
-                    writeInts(out, p.isr());
-                    out.writeInt(p.leader());
-                    out.writeInt(p.leaderEpoch());
-                    out.writeInt(p.partitionEpoch());
-                    writeInts(out, p.addingReplicas());
-                    writeInts(out, p.removingReplicas());
-                }
-            }
-            // a trailing section, so snapshots written before dynamic broker configs still read
-            out.writeInt(state.brokerConfigs().size());
-            for (Map.Entry<String, Map<String, String>> e : state.brokerConfigs().entrySet()) {
-                out.writeUTF(e.getKey());
-                writeConfigs(out, e.getValue());
-            }
-        });
+        }
+        // a trailing section, so snapshots written before dynamic broker configs still read
+        out.writeInt(state.brokerConfigs().size());
+        for (Map.Entry<String, Map<String, String>> e : state.brokerConfigs().entrySet()) {
+            out.writeUTF(e.getKey());
+            writeConfigs(out, e.getValue());
+        }
     }
 
     public static MetadataState decodeState(byte[] bytes) {
-        return read(bytes, in -> {
-            checkVersion(in.readByte());
-            long nextProducerId = in.readLong();
-            Map<Integer, BrokerRegistration> brokers = new TreeMap<>();
-            int nb = in.readInt();
-            for (int i = 0; i < nb; i++) {
-                BrokerRegistration b = new BrokerRegistration(in.readInt(), in.readUTF(), in.readInt(), readNullable(in),
-                        readUuid(in), in.readLong(), in.readBoolean());
-                brokers.put(b.id(), b);
+        return read(bytes, MetadataCodec::readState);
+    }
+
+    private static MetadataState readState(DataInputStream in) throws IOException {
+        checkVersion(in.readByte());
+        long nextProducerId = in.readLong();
+        Map<Integer, BrokerRegistration> brokers = new TreeMap<>();
+        int nb = in.readInt();
+        for (int i = 0; i < nb; i++) {
+            BrokerRegistration b = new BrokerRegistration(in.readInt(), in.readUTF(), in.readInt(), readNullable(in),
+                    readUuid(in), in.readLong(), in.readBoolean());
+            brokers.put(b.id(), b);
+        }
+        Map<String, TopicMetadata> topics = new TreeMap<>();
+        int nt = in.readInt();
+        for (int i = 0; i < nt; i++) {
+            String name = in.readUTF();
+            Uuid id = readUuid(in);
+            Map<String, String> configs = readConfigs(in);
+            int np = in.readInt();
+            List<PartitionRegistration> parts = new ArrayList<>(np);
+            for (int p = 0; p < np; p++) {
+                parts.add(new PartitionRegistration(readInts(in), readInts(in), in.readInt(), in.readInt(), in.readInt(),
+                        readInts(in), readInts(in)));
             }
-            Map<String, TopicMetadata> topics = new TreeMap<>();
-            int nt = in.readInt();
-            for (int i = 0; i < nt; i++) {
-                String name = in.readUTF();
-                Uuid id = readUuid(in);
-                Map<String, String> configs = readConfigs(in);
-                int np = in.readInt();
-                List<PartitionRegistration> parts = new ArrayList<>(np);
-                for (int p = 0; p < np; p++) {
-                    parts.add(new PartitionRegistration(readInts(in), readInts(in), in.readInt(), in.readInt(), in.readInt(),
-                            readInts(in), readInts(in)));
-                }
-                topics.put(name, new TopicMetadata(name, id, parts, configs));
+            topics.put(name, new TopicMetadata(name, id, parts, configs));
+        }
+        Map<String, Map<String, String>> brokerConfigs = new TreeMap<>();
+        if (in.available() > 0) {
+            int nc = in.readInt();
+            for (int i = 0; i < nc; i++) {
+                brokerConfigs.put(in.readUTF(), readConfigs(in));
             }
-            Map<String, Map<String, String>> brokerConfigs = new TreeMap<>();
-            if (in.available() > 0) {
-                int nc = in.readInt();
-                for (int i = 0; i < nc; i++) {
-                    brokerConfigs.put(in.readUTF(), readConfigs(in));
-                }
-            }
-            return new MetadataState(brokers, topics, nextProducerId, brokerConfigs);
-        });
+        }
+        return new MetadataState(brokers, topics, nextProducerId, brokerConfigs);
     }
 
     private static void writeCommand(DataOutput out, MetadataCommand command) throws IOException {

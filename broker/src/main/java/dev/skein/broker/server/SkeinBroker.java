@@ -101,7 +101,15 @@ public final class SkeinBroker implements AutoCloseable {
     }
 
     public static SkeinBroker start(BrokerConfig config) throws Exception {
-        SkeinBroker broker = new SkeinBroker(config, Time.SYSTEM);
+        return started(new SkeinBroker(config, Time.SYSTEM));
+    }
+
+    /** A started broker whose controller comes from {@code controllers}; closed again if it fails to start. */
+    public static SkeinBroker start(BrokerConfig config, ControllerFactory controllers) throws Exception {
+        return started(new SkeinBroker(config, Time.SYSTEM, controllers));
+    }
+
+    private static SkeinBroker started(SkeinBroker broker) throws Exception {
         try {
             broker.start();
         } catch (Exception e) {

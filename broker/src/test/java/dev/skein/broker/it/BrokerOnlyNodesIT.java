@@ -3,7 +3,6 @@ package dev.skein.broker.it;
 import dev.skein.broker.config.BrokerConfig;
 import dev.skein.broker.server.SkeinBroker;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -46,32 +45,30 @@ import static org.awaitility.Awaitility.await;
 class BrokerOnlyNodesIT {
     @TempDir
     Path dir;
-    private final List<SkeinBroker> brokers = new ArrayList<>();
-    private List<Map<String, String>> properties;
+    private InJvmCluster cluster;
 
     @BeforeEach
     void startCluster() throws Exception {
-        properties = TestBroker.quorumProperties(dir, 3, 2);
-        for (Map<String, String> p : properties) {
+        cluster = InJvmCluster.start(dir, 3, 2, (i, p) -> {
             p.put("offsets.topic.replication.factor", "3");
             p.put("broker.heartbeat.interval.ms", "200");
             p.put("broker.session.timeout.ms", "3000");
-            brokers.add(SkeinBroker.start(new BrokerConfig(p)));
-        }
+        });
     }
 
     @AfterEach
     void stopCluster() {
-        brokers.forEach(SkeinBroker::close);
+        if (cluster != null) {
+            cluster.close();
+        }
     }
 
     private Admin admin(int broker) {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(broker).bootstrapServers(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000"));
+        return cluster.admin(broker);
     }
 
     private String bootstrap() {
-        return brokers.stream().filter(b -> b.port() > 0).map(SkeinBroker::bootstrapServers).collect(Collectors.joining(","));
+        return cluster.bootstrap();
     }
 
     private void awaitLiveBrokers(Admin admin, Set<Integer> ids) {
@@ -101,7 +98,7 @@ class BrokerOnlyNodesIT {
         produceAndConsume("wide", 0, 500);
 
         // a voter down: the quorum (two of three) keeps deciding, and the broker-only nodes keep learning
-        brokers.get(0).close();
+        cluster.broker(0).close();
         try (Admin observerAdmin = admin(3)) {
             awaitLiveBrokers(observerAdmin, Set.of(1, 2, 3, 4));
             observerAdmin.createTopics(List.of(new NewTopic("later", 3, (short) 3))).all().get();
@@ -138,7 +135,7 @@ class BrokerOnlyNodesIT {
                 // the observer's directory id is its log dir's: what meta.properties holds
                 for (var o : quorum.observers()) {
                     Properties meta = new Properties();
-                    try (var in = java.nio.file.Files.newInputStream(Path.of(properties.get(o.replicaId())
+                    try (var in = java.nio.file.Files.newInputStream(Path.of(cluster.properties(o.replicaId())
                             .get("log.dirs").split(",")[0]).resolve("meta.properties"))) {
                         meta.load(in);
                     }
@@ -156,12 +153,12 @@ class BrokerOnlyNodesIT {
             awaitLiveBrokers(admin, Set.of(0, 1, 2, 3, 4));
             admin.createTopics(List.of(new NewTopic("before", 2, (short) 3))).all().get();
         }
-        brokers.get(3).close();
+        cluster.broker(3).close();
         try (Admin admin = admin(1)) {
             awaitLiveBrokers(admin, Set.of(0, 1, 2, 4));
             admin.createTopics(List.of(new NewTopic("while-away", 2, (short) 3))).all().get();
         }
-        brokers.set(3, SkeinBroker.start(new BrokerConfig(properties.get(3))));
+        cluster.restart(3);
         try (Admin admin = admin(3)) {
             // the first answer of the returning node already knows what happened while it was away
             Set<String> topics = admin.listTopics().names().get();
@@ -173,14 +170,14 @@ class BrokerOnlyNodesIT {
     @Test
     void rolesThatDisagreeWithTheVotersAreRefusedWithAClearError() {
         // own log dirs: checked before anything is formatted or locked
-        Map<String, String> voterWithoutRole = new HashMap<>(properties.get(0));
+        Map<String, String> voterWithoutRole = new HashMap<>(cluster.properties(0));
         voterWithoutRole.put("log.dirs", dir.resolve("refused-0").toString());
         voterWithoutRole.put("process.roles", "broker");
         assertThatThrownBy(() -> SkeinBroker.start(new BrokerConfig(voterWithoutRole)))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("process.roles").hasMessageContaining("controller.quorum.voters");
 
-        Map<String, String> controllerNotListed = new HashMap<>(properties.get(3));
+        Map<String, String> controllerNotListed = new HashMap<>(cluster.properties(3));
         controllerNotListed.put("log.dirs", dir.resolve("refused-3").toString());
         controllerNotListed.put("process.roles", "broker,controller");
         assertThatThrownBy(() -> SkeinBroker.start(new BrokerConfig(controllerNotListed)))

@@ -3,6 +3,12 @@ package dev.skein.broker.it;
 import dev.skein.broker.testing.FreePorts;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -10,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Collections;
@@ -174,6 +181,38 @@ final class ClusterProcesses implements AutoCloseable {
 
     String host(int node) {
         return hosts.get(node);
+    }
+
+    /**
+     * An idempotent acks=all producer of strings that learns leadership changes within a second, as
+     * the failover tests record their histories with; {@code requestTimeoutMs} bounds one request.
+     */
+    KafkaProducer<String, String> checkedProducer(int requestTimeoutMs) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000);
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, requestTimeoutMs);
+        p.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 100);
+        p.put(ProducerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
+        return new KafkaProducer<>(p);
+    }
+
+    /** A consumer of strings from the earliest offset that commits nothing, checks CRCs and learns leadership changes within a second. */
+    KafkaConsumer<String, String> checkedConsumer() {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
+        p.put(ConsumerConfig.CHECK_CRCS_CONFIG, true);
+        return new KafkaConsumer<>(p);
     }
 
     String bootstrap() {

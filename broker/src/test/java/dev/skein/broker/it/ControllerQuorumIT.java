@@ -1,10 +1,8 @@
 package dev.skein.broker.it;
 
-import dev.skein.broker.config.BrokerConfig;
 import dev.skein.broker.metadata.Topics;
 import dev.skein.broker.server.SkeinBroker;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
@@ -23,8 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -39,32 +35,29 @@ import static org.awaitility.Awaitility.await;
 class ControllerQuorumIT {
     @TempDir
     Path dir;
-    private final List<SkeinBroker> brokers = new ArrayList<>();
-    private List<Map<String, String>> quorum;
+    private InJvmCluster cluster;
 
     @BeforeEach
     void startCluster() throws Exception {
-        quorum = TestBroker.quorumProperties(dir, 3);
-        for (int i = 0; i < 3; i++) {
-            Map<String, String> p = quorum.get(i);
+        cluster = InJvmCluster.start(dir, 3, 0, (i, p) -> {
             p.put("offsets.topic.replication.factor", "3");
             p.put("broker.heartbeat.interval.ms", "200");
             p.put("broker.session.timeout.ms", "3000");
             p.put("broker.rack", "rack-" + i);
             p.put("auto.leader.rebalance.enable", "false");
             p.put("replica.high.watermark.checkpoint.interval.ms", "200");
-            brokers.add(SkeinBroker.start(new BrokerConfig(p)));
-        }
+        });
     }
 
     @AfterEach
     void stopCluster() {
-        brokers.forEach(SkeinBroker::close);
+        if (cluster != null) {
+            cluster.close();
+        }
     }
 
     private Admin admin(int broker) {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(broker).bootstrapServers(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000"));
+        return cluster.admin(broker);
     }
 
     @Test
@@ -136,7 +129,7 @@ class ControllerQuorumIT {
         awaitThreeLiveBrokers();
         try (Admin admin = admin(1)) {
             admin.createTopics(List.of(new NewTopic("handover", 6, (short) 3))).all().get();
-            brokers.get(0).close();
+            cluster.broker(0).close();
 
             // sooner than the 3 s session timeout could fence it: the controlled shutdown did the move
             await().atMost(Duration.ofMillis(2500)).untilAsserted(() -> {
@@ -153,7 +146,7 @@ class ControllerQuorumIT {
     @Test
     void consumerGroupsFindTheLeaderOfTheirOffsetsPartitionAsCoordinator() throws Exception {
         awaitThreeLiveBrokers();
-        String bootstrap = brokers.stream().map(SkeinBroker::bootstrapServers).collect(Collectors.joining(","));
+        String bootstrap = cluster.brokers().stream().map(SkeinBroker::bootstrapServers).collect(Collectors.joining(","));
         try (Admin admin = admin(0)) {
             admin.createTopics(List.of(new NewTopic("grouped", 3, (short) 3))).all().get();
             // the offsets topic is created once the brokers are live: until then describing it fails
@@ -226,7 +219,7 @@ class ControllerQuorumIT {
         }
 
         int survivor = (first + 1) % 3;
-        brokers.get(first).close();
+        cluster.broker(first).close();
         try (Admin admin = admin(survivor)) {
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
                     assertThat(coordinatorOf(admin, group)).isNotEqualTo(first));
@@ -235,7 +228,7 @@ class ControllerQuorumIT {
         }
 
         // the first coordinator returns, catches up as a follower, and takes its preferred leadership back
-        brokers.set(first, SkeinBroker.start(new BrokerConfig(quorum.get(first))));
+        cluster.restart(first);
         try (Admin admin = admin(survivor)) {
             int offsetsPartition = org.apache.kafka.common.utils.Utils.abs(group.hashCode()) % admin.describeTopics(
                     List.of(Topics.GROUP_METADATA_TOPIC)).allTopicNames().get().get(Topics.GROUP_METADATA_TOPIC).partitions().size();
@@ -261,7 +254,7 @@ class ControllerQuorumIT {
             admin.createTopics(List.of(new NewTopic("watermarked", 1, (short) 3))).all().get();
         }
         Map<String, Object> producerProps = Map.of(
-                org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers.get(0).bootstrapServers(),
+                org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.broker(0).bootstrapServers(),
                 org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "all",
                 org.apache.kafka.clients.producer.ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
                 org.apache.kafka.common.serialization.StringSerializer.class.getName(),
@@ -275,12 +268,12 @@ class ControllerQuorumIT {
         }
         TopicPartition tp = new TopicPartition("watermarked", 0);
         for (int i = 0; i < 3; i++) {
-            Path logDir = Path.of(quorum.get(i).get("log.dirs"));
+            Path logDir = Path.of(cluster.properties(i).get("log.dirs"));
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                     assertThat(dev.skein.broker.storage.HighWatermarkCheckpoint.read(logDir)).containsEntry(tp, 100L));
         }
-        brokers.get(2).close();
-        assertThat(dev.skein.broker.storage.HighWatermarkCheckpoint.read(Path.of(quorum.get(2).get("log.dirs"))))
+        cluster.broker(2).close();
+        assertThat(dev.skein.broker.storage.HighWatermarkCheckpoint.read(Path.of(cluster.properties(2).get("log.dirs"))))
                 .containsEntry(tp, 100L);
     }
 

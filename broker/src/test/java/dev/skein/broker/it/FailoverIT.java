@@ -4,20 +4,14 @@ import dev.skein.broker.checker.LogChecker;
 import dev.skein.broker.checker.LogHistory;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -78,46 +72,15 @@ class FailoverIT {
     }
 
     private static Map<Integer, TopicPartitionInfo> describe(Admin admin) throws Exception {
-        TopicDescription d = admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC);
-        Map<Integer, TopicPartitionInfo> out = new HashMap<>();
-        d.partitions().forEach(p -> out.put(p.partition(), p));
-        return out;
+        return TopicPartitions.describe(admin, TOPIC);
     }
 
     private static void awaitFullIsr(Admin admin) {
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).ignoreExceptions().untilAsserted(() -> {
-            for (TopicPartitionInfo p : describe(admin).values()) {
-                assertThat(p.isr()).as("ISR of partition %d", p.partition()).hasSize(3);
-                assertThat(p.leader()).isNotNull();
-            }
-        });
+        TopicPartitions.awaitFullIsr(admin, TOPIC, 3);
     }
 
     private KafkaProducer<String, String> producer() {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000);
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
-        p.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 100);
-        p.put(ProducerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
-        return new KafkaProducer<>(p);
-    }
-
-    private KafkaConsumer<String, String> consumer() {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
-        p.put(ConsumerConfig.CHECK_CRCS_CONFIG, true);
-        return new KafkaConsumer<>(p);
+        return cluster.checkedProducer(10_000);
     }
 
     @Test
@@ -169,25 +132,8 @@ class FailoverIT {
             }
         }, "failover-producer");
 
-        AtomicBoolean consuming = new AtomicBoolean(true);
-        Thread consumerThread = new Thread(() -> {
-            try (KafkaConsumer<String, String> consumer = consumer()) {
-                List<TopicPartition> tps = new ArrayList<>();
-                for (int p = 0; p < PARTITIONS; p++) {
-                    tps.add(new TopicPartition(TOPIC, p));
-                }
-                consumer.assign(tps);
-                consumer.seekToBeginning(tps);
-                while (consuming.get()) {
-                    for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                        history.read("consumer", r.partition(), r.offset(), r.value());
-                    }
-                }
-            }
-        }, "failover-consumer");
-
         producerThread.start();
-        consumerThread.start();
+        HistoryReader consumer = HistoryReader.start(cluster, history, TOPIC, PARTITIONS, "failover-consumer");
         List<Long> failoverMs = new ArrayList<>();
         Random random = new Random(20261129L);
         try (Admin admin = cluster.admin(List.of(0, 1, 2), Duration.ofSeconds(20))) {
@@ -215,10 +161,8 @@ class FailoverIT {
             producerThread.join(120_000);
         }
         // let the consumer reach the end before stopping it
+        consumer.drainAndStop();
         long acked = history.ackedCount();
-        await().atMost(Duration.ofSeconds(60)).until(() -> history.readCount("consumer") >= acked);
-        consuming.set(false);
-        consumerThread.join(30_000);
         System.out.printf("FailoverIT: sent %d, acknowledged %d, failover times after SIGKILL (ms): %s%n",
                 sent.get(), acked, failoverMs);
 

@@ -4,14 +4,8 @@ import dev.skein.broker.checker.LogChecker;
 import dev.skein.broker.checker.LogHistory;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.MetadataRequestData;
@@ -22,8 +16,6 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -119,11 +111,9 @@ class NetworkPartitionIT {
             ackTimes.put(p, new CopyOnWriteArrayList<>());
         }
         AtomicBoolean running = new AtomicBoolean(true);
-        AtomicBoolean consuming = new AtomicBoolean(true);
         Thread producer = new Thread(() -> produce(history, ackTimes, running), "np-producer");
-        Thread consumer = new Thread(() -> consume(history, consuming), "np-consumer");
         producer.start();
-        consumer.start();
+        HistoryReader consumer = HistoryReader.start(cluster, history, TOPIC, PARTITIONS, "np-consumer");
 
         int victim;
         int partition;
@@ -183,7 +173,7 @@ class NetworkPartitionIT {
                     majority.stream().allMatch(n -> isrSizesAsSeenBy(n).values().stream().allMatch(size -> size == 3)));
             rejoinedAt = System.nanoTime();
         } catch (Throwable t) {
-            consuming.set(false);
+            consumer.stop();
             dumpLogs();
             throw t;
         } finally {
@@ -192,10 +182,8 @@ class NetworkPartitionIT {
             running.set(false);
             producer.join(120_000);
         }
+        consumer.drainAndStop();
         long acked = history.ackedCount();
-        await().atMost(Duration.ofSeconds(60)).until(() -> history.readCount("consumer") >= acked);
-        consuming.set(false);
-        consumer.join(30_000);
 
         Map<Errors, Integer> duringPartition = pinned.refusalsBetween(isolatedAt, healedAt);
         long lastPinnedAck = pinned.acks.stream().mapToLong(Long::longValue).max().orElse(0);
@@ -243,18 +231,7 @@ class NetworkPartitionIT {
     }
 
     private void produce(LogHistory history, Map<Integer, List<Long>> ackTimes, AtomicBoolean running) {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000);
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 4_000);
-        p.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 100);
-        p.put(ProducerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+        try (KafkaProducer<String, String> producer = cluster.checkedProducer(4_000)) {
             int n = 0;
             while (running.get()) {
                 String value = "v-" + n;
@@ -274,29 +251,6 @@ class NetworkPartitionIT {
                 }
             }
             producer.flush();
-        }
-    }
-
-    private void consume(LogHistory history, AtomicBoolean consuming) {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
-            List<TopicPartition> tps = new ArrayList<>();
-            for (int i = 0; i < PARTITIONS; i++) {
-                tps.add(new TopicPartition(TOPIC, i));
-            }
-            consumer.assign(tps);
-            consumer.seekToBeginning(tps);
-            while (consuming.get()) {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                    history.read("consumer", r.partition(), r.offset(), r.value());
-                }
-            }
         }
     }
 
@@ -425,18 +379,10 @@ class NetworkPartitionIT {
     }
 
     private static Map<Integer, TopicPartitionInfo> describe(Admin admin) throws Exception {
-        TopicDescription d = admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC);
-        Map<Integer, TopicPartitionInfo> out = new HashMap<>();
-        d.partitions().forEach(p -> out.put(p.partition(), p));
-        return out;
+        return TopicPartitions.describe(admin, TOPIC);
     }
 
     private static void awaitFullIsr(Admin admin) {
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
-            for (TopicPartitionInfo p : describe(admin).values()) {
-                assertThat(p.isr()).as("ISR of partition %d", p.partition()).hasSize(3);
-                assertThat(p.leader()).isNotNull();
-            }
-        });
+        TopicPartitions.awaitFullIsr(admin, TOPIC, 3);
     }
 }

@@ -20,6 +20,11 @@ record ControllerReply(short errorCode, String message, long value, long index, 
         return new ControllerReply(Errors.NONE.code(), null, value, index, topic);
     }
 
+    /** The answer a log entry gave: the outcome of its request. */
+    static ControllerReply of(dev.skein.broker.controller.AppliedRequests.Outcome o) {
+        return new ControllerReply(o.errorCode(), o.message(), o.value(), o.index(), null);
+    }
+
     static ControllerReply error(Throwable e, long index) {
         Errors error = Errors.forException(e);
         return new ControllerReply(error.code(), e.getMessage(), 0, index, null);

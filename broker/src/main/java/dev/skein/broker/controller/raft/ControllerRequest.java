@@ -19,7 +19,10 @@ import java.util.TreeMap;
  * A request to the active controller, sent from any node through the Ratis client (a read-only
  * message, so Ratis routes it to the leader and it does not enter the log itself; the active
  * controller turns it into {@link dev.skein.broker.controller.MetadataCommand}s, which do).
- * Encoded as {@code version:u8(=1) type:u8 fields}.
+ * Encoded as {@code version:u8(=1) type:u8 fields [requestId:uuid]}: a request that changes the
+ * metadata carries the id of the call that made it, the same in every attempt to deliver it, and
+ * the log entry it becomes carries it too ({@link dev.skein.broker.controller.AppliedRequests}).
+ * The id is a trailing field, so a controller that predates it reads the request.
  */
 sealed interface ControllerRequest {
     byte VERSION = 1;
@@ -82,7 +85,15 @@ sealed interface ControllerRequest {
     record FetchMetadata(long sinceIndex, int maxWaitMs) implements ControllerRequest {
     }
 
+    /** A request with the id of the call that made it (null for a request that changes nothing). */
+    record Call(Uuid requestId, ControllerRequest request) {
+    }
+
     static byte[] encode(ControllerRequest request) {
+        return encode(null, request);
+    }
+
+    static byte[] encode(Uuid requestId, ControllerRequest request) {
         return MetadataCodec.write(out -> {
             out.writeByte(VERSION);
             switch (request) {
@@ -190,17 +201,25 @@ sealed interface ControllerRequest {
                 }
                 case DescribeQuorum d -> out.writeByte(24);
             }
+            if (requestId != null) {
+                out.writeLong(requestId.getMostSignificantBits());
+                out.writeLong(requestId.getLeastSignificantBits());
+            }
         });
     }
 
     static ControllerRequest decode(byte[] bytes) {
+        return decodeCall(bytes).request();
+    }
+
+    static Call decodeCall(byte[] bytes) {
         return MetadataCodec.read(bytes, in -> {
             byte version = in.readByte();
             if (version != VERSION) {
                 throw new IOException("Unsupported controller request version " + version);
             }
             byte type = in.readByte();
-            return switch (type) {
+            ControllerRequest request = switch (type) {
                 case 1 -> new CreateTopic(in.readUTF(), in.readInt(), in.readShort(), readConfigs(in), in.readBoolean());
                 case 2 -> new DeleteTopic(new Uuid(in.readLong(), in.readLong()));
                 case 3 -> new CreatePartitions(in.readUTF(), in.readInt(), in.readBoolean());
@@ -250,6 +269,8 @@ sealed interface ControllerRequest {
                 case 23 -> new CreatePartitionsAssigned(in.readUTF(), in.readInt(), readAssignment(in), in.readBoolean());
                 default -> throw new IOException("Unknown controller request type " + type);
             };
+            Uuid requestId = in.available() > 0 ? new Uuid(in.readLong(), in.readLong()) : null;
+            return new Call(requestId, request);
         });
     }
 

@@ -1,10 +1,12 @@
 package dev.skein.broker.controller.raft;
 
+import dev.skein.broker.controller.AppliedRequests;
 import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataCommand;
+import dev.skein.broker.controller.MetadataEntry;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.metadata.ClusterImage;
-import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftConfigurationProto;
@@ -46,9 +48,11 @@ import java.util.function.Function;
  * The replicated state machine of the controller quorum. Every node applies every committed log
  * entry (a batch of {@link MetadataCommand}s) to its {@link MetadataState}, in log order, and
  * publishes the resulting {@link ClusterImage} to its listeners; a batch rejected by its
- * preconditions changes nothing, on every node alike. Snapshots hold the whole state (in
- * {@link MetadataCodec}'s form) and are loaded on start and after a snapshot was installed from
- * the leader. Read-only messages are requests to the active controller, handed to the
+ * preconditions changes nothing, on every node alike. An entry answering a request whose entry was
+ * applied already (a retried request decided twice) changes nothing either and answers with the
+ * first entry's outcome ({@link AppliedRequests}). Snapshots hold the whole state and the outcomes
+ * of the last requests (in {@link MetadataCodec}'s form) and are loaded on start and after a
+ * snapshot was installed from the leader. Read-only messages are requests to the active controller, handed to the
  * {@code requestHandler}.
  */
 final class MetadataStateMachine extends BaseStateMachine {
@@ -68,6 +72,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     private final Consumer<RaftPeerId> leaderChanged;
     private final Consumer<List<RaftPeer>> votersChanged;
     private MetadataState state = MetadataState.EMPTY;
+    private AppliedRequests requests = new AppliedRequests();
     private long appliedIndex = -1;
     private int leaderId = -1;
     private volatile ClusterImage image;
@@ -92,6 +97,11 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     synchronized long appliedIndex() {
         return appliedIndex;
+    }
+
+    /** The outcome of the log entry that answered {@code requestId}, or null if none was applied (or it was forgotten). */
+    synchronized AppliedRequests.Outcome outcome(Uuid requestId) {
+        return requests.outcome(requestId);
     }
 
     /** The applied state, its index and the leader this node knows, read together. */
@@ -173,9 +183,11 @@ final class MetadataStateMachine extends BaseStateMachine {
         if (snapshot.getFile().getFileDigest() != null) {
             MD5FileUtil.verifySavedMD5(snapshot.getFile().getPath().toFile(), snapshot.getFile().getFileDigest());
         }
-        MetadataState loaded = MetadataCodec.decodeState(bytes);
+        MetadataCodec.Snapshot snap = MetadataCodec.decodeSnapshot(bytes, AppliedRequests.DEFAULT_CAPACITY);
+        MetadataState loaded = snap.state();
         synchronized (this) {
             state = loaded;
+            requests = snap.requests();
             appliedIndex = snapshot.getIndex();
             updateLastAppliedTermIndex(snapshot.getTermIndex());
             publish();
@@ -193,9 +205,11 @@ final class MetadataStateMachine extends BaseStateMachine {
     @Override
     public long takeSnapshot() throws IOException {
         MetadataState snapshotState;
+        AppliedRequests snapshotRequests;
         TermIndex last;
         synchronized (this) {
             snapshotState = state;
+            snapshotRequests = requests.copy();
             last = getLastAppliedTermIndex();
         }
         if (last == null || last.getIndex() < 0) {
@@ -203,7 +217,7 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
         File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
         File tmp = new File(file.getParentFile(), file.getName() + ".tmp");
-        Files.write(tmp.toPath(), MetadataCodec.encodeState(snapshotState));
+        Files.write(tmp.toPath(), MetadataCodec.encodeSnapshot(snapshotState, snapshotRequests));
         Files.move(tmp.toPath(), file.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         var md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
@@ -219,11 +233,14 @@ final class MetadataStateMachine extends BaseStateMachine {
         ControllerReply reply;
         synchronized (this) {
             try {
-                MetadataState.Applied applied = state.apply(MetadataCodec.decodeBatch(data), termIndex.getIndex());
+                MetadataEntry decoded = MetadataCodec.decodeEntry(data);
+                AppliedRequests.Result applied = requests.apply(state, decoded, termIndex.getIndex());
                 state = applied.state();
-                reply = ControllerReply.ok(applied.value(), termIndex.getIndex(), null);
-            } catch (ApiException e) {
-                reply = ControllerReply.error(e, termIndex.getIndex());
+                if (applied.duplicate()) {
+                    log.info("Metadata log entry {} answers request {} again: not applied, its outcome is that of entry {}",
+                            termIndex, decoded.requestId(), applied.outcome().index());
+                }
+                reply = ControllerReply.of(applied.outcome());
             } catch (RuntimeException e) {
                 // an entry this node cannot decode: every node of the same version rejects it alike
                 log.error("Could not apply metadata log entry {}: {}", termIndex, e.toString());

@@ -4,6 +4,7 @@ import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.controller.QuorumDescription;
 import dev.skein.broker.metadata.ClusterImage;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.ratis.client.RaftClient;
@@ -108,7 +109,7 @@ public final class QuorumObserver extends ForwardingController {
                 synchronized (this) {
                     since = index;
                 }
-                ControllerReply reply = send(new ControllerRequest.FetchMetadata(since, FETCH_WAIT_MS),
+                ControllerReply reply = send(null, new ControllerRequest.FetchMetadata(since, FETCH_WAIT_MS),
                         FETCH_WAIT_MS + settings.requestTimeoutMs());
                 if (reply.topic() != null && reply.index() > since) {
                     MetadataState state = MetadataCodec.decodeState(reply.topic());
@@ -195,7 +196,8 @@ public final class QuorumObserver extends ForwardingController {
     /** Sends a request to the active controller and waits (bounded) until this broker's metadata includes its outcome. */
     @Override
     ControllerReply call(ControllerRequest request) {
-        ControllerReply reply = send(request, settings.requestTimeoutMs()).throwIfError();
+        // one id for every attempt Ratis makes to deliver it: the controller applies it at most once
+        ControllerReply reply = send(Uuid.randomUuid(), request, settings.requestTimeoutMs()).throwIfError();
         try {
             if (!awaitMetadata(reply.index(), settings.requestTimeoutMs())) {
                 log.warn("Node {} has not received the metadata up to {} after {} ms", settings.nodeId(), reply.index(),
@@ -215,7 +217,7 @@ public final class QuorumObserver extends ForwardingController {
     @Override
     public QuorumDescription quorum() {
         try {
-            return QuorumCodec.decode(send(new ControllerRequest.DescribeQuorum(), settings.requestTimeoutMs())
+            return QuorumCodec.decode(send(null, new ControllerRequest.DescribeQuorum(), settings.requestTimeoutMs())
                     .throwIfError().topic());
         } catch (RuntimeException e) {
             log.debug("Node {} could not ask the active controller for the quorum: {}", settings.nodeId(), e.toString());
@@ -223,13 +225,13 @@ public final class QuorumObserver extends ForwardingController {
         }
     }
 
-    private ControllerReply send(ControllerRequest request, long timeoutMs) {
+    private ControllerReply send(Uuid requestId, ControllerRequest request, long timeoutMs) {
         if (closed) {
             throw new NotControllerException("The controller client of node " + settings.nodeId() + " is shut down");
         }
         RaftClient c = client;
         CompletableFuture<RaftClientReply> future = c.async()
-                .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
+                .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(requestId, request))));
         RaftClientReply raftReply;
         try {
             raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);

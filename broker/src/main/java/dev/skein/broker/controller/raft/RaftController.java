@@ -1,16 +1,13 @@
 package dev.skein.broker.controller.raft;
 
 import dev.skein.broker.controller.ActiveController;
-import dev.skein.broker.controller.BrokerHeartbeat;
+import dev.skein.broker.controller.AppliedRequests;
 import dev.skein.broker.controller.Controller;
-import dev.skein.broker.controller.MetadataCodec;
 import dev.skein.broker.controller.MetadataCommand;
 import dev.skein.broker.controller.MetadataState;
 import dev.skein.broker.controller.QuorumDescription;
 import dev.skein.broker.metadata.ClusterImage;
-import dev.skein.broker.metadata.TopicMetadata;
-import org.apache.kafka.common.ElectionType;
-import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.ratis.client.RaftClient;
@@ -41,12 +38,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -57,11 +52,17 @@ import java.util.function.Consumer;
 /**
  * The controller of a multi-node cluster: a voter of the controller quorum on Apache Ratis. The
  * Ratis leader is the active controller. A request made on any node travels to the leader as a
- * read-only Ratis message; there one thread (the event loop, which owns the {@link ActiveController}
- * decisions) validates it, turns it into {@link MetadataCommand}s, proposes them to the log and
- * waits until they are applied, then answers; the asking node waits until it has applied the same
- * index, so it reads its own writes. Rejected requests propose nothing. A node that cannot reach
- * the quorum within {@code requestTimeoutMs} answers NOT_CONTROLLER (retriable).
+ * read-only Ratis message; there one thread (the event loop of {@link ActiveControllerLoop}, which
+ * owns the {@link ActiveController} decisions) validates it, turns it into {@link MetadataCommand}s,
+ * proposes them to the log and waits until they are applied, then answers; the asking node waits
+ * until it has applied the same index, so it reads its own writes. Rejected requests propose
+ * nothing. Every delivery of one request carries the same request id, so a retry is answered with
+ * the outcome of the entry that took effect, never decided twice. A node that cannot reach the
+ * quorum within {@code requestTimeoutMs} answers NOT_CONTROLLER (retriable).
+ *
+ * <p>This class is the voter's lifecycle: the Ratis server and its membership, the two Ratis
+ * clients (requests, proposals) and how they follow the leader, and the {@link
+ * dev.skein.broker.controller.Controller} contract on this node.
  *
  * <p>On the leader, timers fence brokers whose session expired (moving their leaderships),
  * complete partition reassignments whose new replicas are in sync and, with
@@ -80,11 +81,14 @@ public final class RaftController extends ForwardingController {
 
     private static final long PROBE_TIMEOUT_MS = 1000;
     private static final long MEMBERSHIP_RETRY_MS = 500;
+    /** How long a node waits before it sends again a request the active controller answered NOT_CONTROLLER. */
+    private static final long NOT_CONTROLLER_BACKOFF_MS = 100;
 
     private final RaftControllerSettings settings;
     private final Time time;
-    private final ActiveController logic;
     private final MetadataStateMachine stateMachine;
+    /** What runs while this node is the active controller: the decisions, on their event loop. */
+    private final ActiveControllerLoop leaderLoop;
     /** The group with a placeholder peer per {@code controller.quorum.voters} address, for clients. */
     private final RaftGroup group;
     private final VoterStorage storage;
@@ -108,7 +112,6 @@ public final class RaftController extends ForwardingController {
     private final Object clientLock = new Object();
     /** Clients replaced on a leader change, closed a little later (they may still carry requests). */
     private final List<RaftClient> retired = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private ExecutorService eventLoop;
     private ScheduledExecutorService timers;
     private volatile boolean closed;
 
@@ -116,13 +119,30 @@ public final class RaftController extends ForwardingController {
         this.settings = settings;
         this.time = time;
         settings.self();
-        this.logic = new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults());
-        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader, this::onLeaderChanged,
-                this::onConfigurationChanged);
+        this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader,
+                this::onLeaderChanged, this::onConfigurationChanged);
+        this.leaderLoop = new ActiveControllerLoop(settings, time,
+                new ActiveController(time, random, settings.sessionTimeoutMs(), settings.topicDefaults()), stateMachine,
+                new ActiveControllerLoop.Proposals() {
+                    @Override
+                    public RaftClient current() {
+                        return proposer;
+                    }
+
+                    @Override
+                    public void failed(Throwable cause, RaftClient client) {
+                        renewClientAfter(cause, true, client);
+                    }
+                }, this::quorum, this::isActive, () -> closed);
         // clients find the leader by address; the peer ids of the voters are learnt from the quorum
         this.group = RaftGroup.valueOf(groupId(settings.clusterId()), settings.voters().stream()
                 .map(v -> RaftPeer.newBuilder().setId("voter-" + v.id()).setAddress(v.address()).build()).toList());
         this.storage = new VoterStorage(settings.storageDir(), group.getGroupId(), settings.clusterId(), settings.nodeId());
+    }
+
+    /** A request forwarded to this node as the Ratis leader. */
+    private CompletableFuture<byte[]> onRequestAtLeader(byte[] bytes) {
+        return leaderLoop.onRequestAtLeader(bytes);
     }
 
     private static RaftPeer peer(VoterKey key, QuorumVoter voter) {
@@ -176,16 +196,16 @@ public final class RaftController extends ForwardingController {
         // requests this node forwarded with the other one
         proposer = newClient(cp);
 
-        eventLoop = Executors.newSingleThreadExecutor(daemon("skein-controller-" + settings.nodeId() + "-event-loop"));
         timers = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-timer"));
+        leaderLoop.start(timers);
         server.start();
         probe = new QuorumProbe(group.getGroupId(), settings.voters(), PROBE_TIMEOUT_MS);
         membership = Executors.newSingleThreadScheduledExecutor(daemon("skein-controller-" + settings.nodeId() + "-membership"));
         membership.execute(this::membershipStep);
-        timers.scheduleWithFixedDelay(() -> onLeader(this::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
+        timers.scheduleWithFixedDelay(() -> leaderLoop.onLeader(leaderLoop::fenceExpiredBrokers), settings.fenceCheckIntervalMs(),
                 settings.fenceCheckIntervalMs(), TimeUnit.MILLISECONDS);
         if (settings.autoLeaderRebalance()) {
-            timers.scheduleWithFixedDelay(() -> onLeader(this::preferredLeaderElections),
+            timers.scheduleWithFixedDelay(() -> leaderLoop.onLeader(leaderLoop::preferredLeaderElections),
                     settings.leaderImbalanceCheckIntervalMs(), settings.leaderImbalanceCheckIntervalMs(), TimeUnit.MILLISECONDS);
         }
         log.info("Controller quorum voter {} started as {} on {}:{} (group {}, voters {}, storage {}, {})", settings.nodeId(),
@@ -503,6 +523,11 @@ public final class RaftController extends ForwardingController {
         return stateMachine.state();
     }
 
+    /** Runs on the event loop after a request was processed and before it is answered (tests hold the answer back). */
+    void afterCommitHook(Consumer<ControllerRequest.Call> hook) {
+        leaderLoop.afterCommitHook = hook;
+    }
+
     /** Whether this node is the active controller (the Ratis leader, ready to serve). */
     public boolean isActive() {
         try {
@@ -512,28 +537,40 @@ public final class RaftController extends ForwardingController {
         }
     }
 
-    /** Sends a request to the active controller and waits (bounded) until this node has applied its outcome. */
+    /**
+     * Sends a request to the active controller and waits (bounded by {@code requestTimeoutMs}) until
+     * this node has applied its outcome. Every attempt sends the same message with the same request
+     * id: when the active controller changes while the request is on its way, or an attempt times
+     * out, it is sent again, and the controller that gets it again answers with the outcome of the
+     * log entry that answered it already, if any ({@link AppliedRequests}), instead of deciding it
+     * anew; so a request takes effect at most once and its caller gets that effect's answer.
+     */
     @Override
     ControllerReply call(ControllerRequest request) {
         if (closed) {
             throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
         }
-        RaftClientReply raftReply = null;
-        // two attempts, each with half the time: a client that failed (closed after exhausting its
-        // retries, or stuck on voters that left) is replaced and the request sent once more
+        Message message = Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(Uuid.randomUuid(), request)));
+        long deadline = time.milliseconds() + settings.requestTimeoutMs();
+        // an attempt gets half the time: a client that failed (closed after exhausting its retries, or
+        // stuck on voters that left) is replaced and the request sent once more
         long attemptMs = Math.max(1, settings.requestTimeoutMs() / 2);
-        for (int attempt = 0; raftReply == null; attempt++) {
+        RaftClientReply raftReply = null;
+        int failures = 0;
+        while (raftReply == null) {
+            if (closed) {
+                throw new NotControllerException("The controller of node " + settings.nodeId() + " is shut down");
+            }
             RaftClient c = client;
             CompletableFuture<Integer> leaderChange = nextLeaderChange;
             int leaderAtSend = knownLeader;
             // unordered: requests of different threads (heartbeats, ISR changes) are independent, and an
             // ordered client holds every later request back behind one stuck at an unreachable leader
-            CompletableFuture<RaftClientReply> future = c.async()
-                    .sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(ControllerRequest.encode(request))));
-            long deadline = time.milliseconds() + attemptMs;
+            CompletableFuture<RaftClientReply> future = c.async().sendReadOnlyUnordered(message);
+            long attemptDeadline = Math.min(deadline, time.milliseconds() + attemptMs);
             try {
                 while (true) {
-                    long leftMs = deadline - time.milliseconds();
+                    long leftMs = attemptDeadline - time.milliseconds();
                     if (leftMs <= 0) {
                         throw new TimeoutException();
                     }
@@ -544,24 +581,38 @@ public final class RaftController extends ForwardingController {
                     int now = leaderChange.getNow(-1);
                     if (leaderAtSend >= 0 && now != leaderAtSend) {
                         // sent to a controller that is no longer active: it may hang there (a network
-                        // partition); the retry goes to the new one. Without a known leader at sending
-                        // time the client looks for it itself, so the request is left to finish.
+                        // partition), so the request goes to the new one. Without a known leader at
+                        // sending time the client looks for it itself, so the request is left to finish.
                         future.cancel(true);
-                        throw new NotControllerException("The active controller changed from node " + leaderAtSend
-                                + " to node " + now + " while the request was on its way");
+                        if (time.milliseconds() >= deadline) {
+                            throw new NotControllerException("The active controller changed from node " + leaderAtSend
+                                    + " to node " + now + " while the request was on its way");
+                        }
+                        log.info("Node {} sends a request again: the active controller changed from node {} to node {}",
+                                settings.nodeId(), leaderAtSend, now);
+                        break;
                     }
                     leaderChange = nextLeaderChange;
                 }
-                raftReply = future.get();
+                if (future.isDone() && !future.isCancelled()) {
+                    RaftClientReply r = future.get();
+                    if (notController(r) && time.milliseconds() + NOT_CONTROLLER_BACKOFF_MS < deadline) {
+                        // the active controller could not commit in time (or is stepping down); its entry
+                        // may still commit, so the request is sent again rather than given up
+                        awaitLeaderChange(NOT_CONTROLLER_BACKOFF_MS);
+                        continue;
+                    }
+                    raftReply = r;
+                }
             } catch (TimeoutException e) {
                 future.cancel(true);
-                if (attempt > 0) {
+                if (time.milliseconds() >= deadline) {
                     throw new NotControllerException("No active controller answered within " + settings.requestTimeoutMs() + " ms");
                 }
                 renewClientAfter(e, false, c);
             } catch (ExecutionException e) {
                 renewClientAfter(e.getCause(), false, c);
-                if (attempt > 0) {
+                if (++failures > 1 || time.milliseconds() >= deadline) {
                     throw new NotControllerException("No active controller reachable: " + e.getCause());
                 }
             } catch (InterruptedException e) {
@@ -584,145 +635,21 @@ public final class RaftController extends ForwardingController {
         return reply;
     }
 
-    // ---- the active controller: runs on the leader, one request at a time on the event loop ----
-
-    private CompletableFuture<byte[]> onRequestAtLeader(byte[] bytes) {
-        CompletableFuture<byte[]> out = new CompletableFuture<>();
-        ControllerRequest decoded;
+    /** Waits until this node learns of a new active controller, at most {@code maxMs}. */
+    private void awaitLeaderChange(long maxMs) throws InterruptedException {
         try {
-            decoded = ControllerRequest.decode(bytes);
-        } catch (RuntimeException e) {
-            out.complete(ControllerReply.error(e, stateMachine.appliedIndex()).encode());
-            return out;
-        }
-        if (decoded instanceof ControllerRequest.FetchMetadata f) {
-            // off the event loop: a long poll must not hold up the decisions
-            answerFetchMetadata(f, time.milliseconds() + Math.min(f.maxWaitMs(), 2_000), out);
-            return out;
-        }
-        try {
-            eventLoop.execute(() -> {
-                ControllerReply reply;
-                try {
-                    reply = process(decoded);
-                } catch (ApiException e) {
-                    reply = ControllerReply.error(e, stateMachine.appliedIndex());
-                } catch (RuntimeException e) {
-                    log.warn("Controller request failed: {}", e.toString());
-                    reply = ControllerReply.error(e, stateMachine.appliedIndex());
-                }
-                out.complete(reply.encode());
-            });
-        } catch (RejectedExecutionException e) {
-            out.complete(ControllerReply.error(new NotControllerException("The controller is shutting down"), -1).encode());
-        }
-        return out;
-    }
-
-    /**
-     * Answers a non-voter's metadata fetch with the whole applied state (value = the active
-     * controller's id) once it is past the asker's index, re-checking every 20 ms until {@code deadlineMs}.
-     */
-    private void answerFetchMetadata(ControllerRequest.FetchMetadata f, long deadlineMs, CompletableFuture<byte[]> out) {
-        MetadataStateMachine.View v = stateMachine.view();
-        if (v.index() > f.sinceIndex() || time.milliseconds() >= deadlineMs || closed) {
-            byte[] state = v.index() > f.sinceIndex() ? MetadataCodec.encodeState(v.state()) : null;
-            out.complete(ControllerReply.ok(v.leaderId(), v.index(), state).encode());
-            return;
-        }
-        try {
-            timers.schedule(() -> answerFetchMetadata(f, deadlineMs, out), 20, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            out.complete(ControllerReply.error(new NotControllerException("The controller is shutting down"), -1).encode());
+            nextLeaderChange.get(maxMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException noChange) {
+            // sent again to the same controller
         }
     }
 
-    private ControllerReply process(ControllerRequest request) {
-        MetadataState s = stateMachine.state();
-        return switch (request) {
-            case ControllerRequest.CreateTopic c -> topicChange(s, c.name(),
-                    logic.createTopic(s, c.name(), c.partitions(), c.replicationFactor(), c.configs()), c.validateOnly());
-            case ControllerRequest.DeleteTopic d -> propose(logic.deleteTopic(s, d.topicId()));
-            case ControllerRequest.CreatePartitions c -> topicChange(s, c.topic(),
-                    logic.createPartitions(s, c.topic(), c.newCount()), c.validateOnly());
-            case ControllerRequest.CreateTopicAssigned c -> topicChange(s, c.name(),
-                    logic.createTopic(s, c.name(), c.assignment(), c.configs()), c.validateOnly());
-            case ControllerRequest.CreatePartitionsAssigned c -> topicChange(s, c.topic(),
-                    logic.createPartitions(s, c.topic(), c.newCount(), c.newAssignment()), c.validateOnly());
-            case ControllerRequest.AlterTopicConfigs a -> topicChange(s, a.topic(),
-                    logic.alterTopicConfigs(s, a.topic(), a.configs()), a.validateOnly());
-            case ControllerRequest.AllocateProducerIds p -> propose(List.of(new MetadataCommand.ProducerIdBlock(p.size())));
-            case ControllerRequest.RegisterBroker r -> {
-                ControllerReply reply = propose(logic.registerBroker(s, r.broker()));
-                // the epoch is the index of the entry, whatever the batch's last command yields
-                yield ControllerReply.ok(reply.index(), reply.index(), null);
-            }
-            case ControllerRequest.Heartbeat h -> {
-                List<MetadataCommand> commands = logic.heartbeat(s, h.brokerId(), h.brokerEpoch(), h.wantShutdown());
-                long index = commands.isEmpty() ? stateMachine.appliedIndex() : propose(commands).index();
-                BrokerHeartbeat hb = logic.heartbeatReply(stateMachine.state(), h.brokerId(), h.wantShutdown());
-                yield ControllerReply.ok((hb.fenced() ? 1 : 0) | (hb.shutdownAllowed() ? 2 : 0), index, null);
-            }
-            case ControllerRequest.AlterBrokerConfigs a -> {
-                List<MetadataCommand> commands = logic.alterBrokerConfigs(s, a.resource(), a.configs());
-                yield a.validateOnly() ? ControllerReply.ok(0, stateMachine.appliedIndex(), null) : propose(commands);
-            }
-            case ControllerRequest.AlterPartition a -> {
-                ControllerReply reply = propose(logic.alterPartition(s, a.partition(), a.leaderId(), a.leaderEpoch(),
-                        a.partitionEpoch(), a.newIsr()));
-                yield ControllerReply.ok(reply.value(), reply.index(), topicBytes(stateMachine.state(), a.partition().topic()));
-            }
-            case ControllerRequest.AlterReassignment a -> proposeIfAny(logic.alterPartitionReassignment(s, a.partition(),
-                    a.target()));
-            case ControllerRequest.ElectLeader e -> proposeIfAny(logic.electLeader(s, ElectionType.valueOf(e.electionType()),
-                    e.partition()));
-            case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("answered off the event loop");
-            case ControllerRequest.DescribeQuorum q -> ControllerReply.ok(0, stateMachine.appliedIndex(),
-                    QuorumCodec.encode(quorum()));
-        };
-    }
-
-    private ControllerReply topicChange(MetadataState s, String topic, List<MetadataCommand> commands, boolean validateOnly) {
-        if (validateOnly) {
-            return ControllerReply.ok(0, stateMachine.appliedIndex(), topicBytes(s.apply(commands, Long.MAX_VALUE).state(), topic));
+    private static boolean notController(RaftClientReply r) {
+        if (!r.isSuccess()) {
+            return false;
         }
-        ControllerReply reply = propose(commands);
-        return ControllerReply.ok(reply.value(), reply.index(), topicBytes(stateMachine.state(), topic));
-    }
-
-    private static byte[] topicBytes(MetadataState s, String topic) {
-        TopicMetadata t = s.topic(topic);
-        return MetadataCodec.encodeState(new MetadataState(Map.of(), t == null ? Map.of() : Map.of(topic, t), 0));
-    }
-
-    private ControllerReply proposeIfAny(List<MetadataCommand> commands) {
-        return commands.isEmpty() ? ControllerReply.ok(0, stateMachine.appliedIndex(), null) : propose(commands);
-    }
-
-    /** Appends {@code commands} as one log entry and waits until it is applied here; throws if it was rejected. */
-    private ControllerReply propose(List<MetadataCommand> commands) {
-        long timeoutMs = settings.requestTimeoutMs() * 3 / 4;
-        RaftClient p = proposer;
-        CompletableFuture<RaftClientReply> future = p.async()
-                .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeBatch(commands))));
-        try {
-            RaftClientReply raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
-            if (!raftReply.isSuccess()) {
-                throw new NotControllerException("The metadata log refused the change: " + raftReply.getException());
-            }
-            ControllerReply reply = ControllerReply.decode(raftReply.getMessage().getContent().toByteArray());
-            stateMachine.awaitApplied(reply.index(), timeoutMs);
-            return reply.throwIfError();
-        } catch (TimeoutException e) {
-            future.cancel(true);
-            throw new NotControllerException("The metadata change was not committed within " + timeoutMs + " ms");
-        } catch (ExecutionException e) {
-            renewClientAfter(e.getCause(), true, p);
-            throw new NotControllerException("The metadata change failed: " + e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NotControllerException("Interrupted while committing a metadata change");
-        }
+        ControllerReply reply = ControllerReply.decode(r.getMessage().getContent().toByteArray());
+        return reply.errorCode() == org.apache.kafka.common.protocol.Errors.NOT_CONTROLLER.code();
     }
 
     private void onLeaderChanged(RaftPeerId leader) {
@@ -736,60 +663,8 @@ public final class RaftController extends ForwardingController {
         CompletableFuture<Integer> fired = nextLeaderChange;
         nextLeaderChange = new CompletableFuture<>();
         fired.complete(leaderId);
-        if (leaderId == settings.nodeId() && !closed) {
-            try {
-                eventLoop.execute(() -> logic.becameActive(stateMachine.state()));
-            } catch (RejectedExecutionException ignored) {
-                // shutting down
-            }
-        }
-    }
-
-    /** Runs a periodic task on the event loop, only while this node is the active controller. */
-    private void onLeader(Runnable task) {
-        if (closed || !isActive()) {
-            return;
-        }
-        try {
-            eventLoop.execute(() -> {
-                try {
-                    task.run();
-                } catch (RuntimeException e) {
-                    log.warn("Controller task failed: {}", e.toString());
-                }
-            });
-        } catch (RejectedExecutionException ignored) {
-            // shutting down
-        }
-    }
-
-    private void fenceExpiredBrokers() {
-        MetadataState s = stateMachine.state();
-        List<MetadataCommand> commands = logic.fenceExpiredBrokers(s);
-        if (!commands.isEmpty()) {
-            log.info("Fencing brokers whose session expired: {}", commands.stream()
-                    .filter(c -> c instanceof MetadataCommand.FenceBroker).toList());
-            propose(commands);
-            s = stateMachine.state();
-        }
-        List<MetadataCommand> elections = logic.electOfflineLeaders(s);
-        if (!elections.isEmpty()) {
-            propose(elections);
-            s = stateMachine.state();
-        }
-        // a reassignment whose ISR change raced with another change, or that waited for a live leader
-        List<MetadataCommand> completions = logic.completeReassignments(s);
-        if (!completions.isEmpty()) {
-            log.info("Completing {} partition reassignment(s)", completions.size());
-            propose(completions);
-        }
-    }
-
-    private void preferredLeaderElections() {
-        List<MetadataCommand> commands = logic.preferredLeaderElections(stateMachine.state());
-        if (!commands.isEmpty()) {
-            log.info("Moving {} partition leadership(s) back to preferred replicas", commands.size());
-            propose(commands);
+        if (leaderId == settings.nodeId()) {
+            leaderLoop.becameActive();
         }
     }
 
@@ -813,9 +688,7 @@ public final class RaftController extends ForwardingController {
             timers.shutdownNow();
         }
         closeRetired(List.copyOf(retired));
-        if (eventLoop != null) {
-            eventLoop.shutdownNow();
-        }
+        leaderLoop.close();
         try {
             if (client != null) {
                 client.close();

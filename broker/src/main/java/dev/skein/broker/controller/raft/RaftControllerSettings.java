@@ -33,7 +33,7 @@ public record RaftControllerSettings(int nodeId, List<QuorumVoter> voters, Strin
         return new RaftControllerSettings(config.nodeId(), QuorumVoter.parseAll(config.controllerQuorumVoters()), host,
                 clusterId, config.logDirs().getFirst().resolve("skein-raft"), session,
                 Math.max(10, Math.min(session / 4, 1000)), config.autoLeaderRebalanceEnable(),
-                config.leaderImbalanceCheckIntervalSeconds() * 1000, 5000, DEFAULT_SNAPSHOT_THRESHOLD,
+                config.leaderImbalanceCheckIntervalSeconds() * 1000, config.controllerQuorumRequestTimeoutMs(), DEFAULT_SNAPSHOT_THRESHOLD,
                 config.topicConfigDefaults());
     }
 

@@ -28,6 +28,16 @@ class ControllerRequestTest {
     }
 
     @Test
+    void aRequestCarriesTheIdOfItsCallAndOneWithoutAnIdStillReads() {
+        var request = new ControllerRequest.CreateTopic("orders", 3, (short) 2, java.util.Map.of(), false);
+        var id = org.apache.kafka.common.Uuid.randomUuid();
+        assertThat(ControllerRequest.decodeCall(ControllerRequest.encode(id, request)))
+                .isEqualTo(new ControllerRequest.Call(id, request));
+        assertThat(ControllerRequest.decodeCall(ControllerRequest.encode(request)))
+                .isEqualTo(new ControllerRequest.Call(null, request));
+    }
+
+    @Test
     void aQuorumDescriptionSurvivesItsBinaryForm() {
         var quorum = new dev.skein.broker.controller.QuorumDescription(2, 7, 120, List.of(
                 new dev.skein.broker.controller.QuorumDescription.Voter(0, org.apache.kafka.common.Uuid.randomUuid(), -1),
