@@ -56,6 +56,12 @@ public final class Helm {
         return new Result(process.exitValue(), text);
     }
 
+    /** Test cleanup: {@code helm uninstall --wait} of the release, whatever it prints is logged; never throws on exit codes. */
+    public void uninstall(String release, String namespace) throws IOException, InterruptedException {
+        Result result = run("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "2m");
+        System.out.println("helm uninstall " + release + ": exit " + result.exitCode() + ": " + result.output().strip());
+    }
+
     /** {@code helm template} of the chart as release {@code release} in {@code namespace}, with more args. */
     public String template(String release, String namespace, String... more) throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("template", release, RepoFiles.chart().toString(),

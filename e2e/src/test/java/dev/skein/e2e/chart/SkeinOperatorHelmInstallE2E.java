@@ -4,6 +4,7 @@ import dev.skein.e2e.ControlPlane;
 import dev.skein.e2e.ControlPlaneExtension;
 import dev.skein.e2e.kubelet.ImageRegistry;
 import dev.skein.e2e.kubelet.ProcessKubelet;
+import dev.skein.e2e.skein.SkeinResources;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -53,8 +54,8 @@ class SkeinOperatorHelmInstallE2E {
     private static final String APPS_NS = "skein-helm-apps";
     private static final String RELEASE = "skein";
     private static final Duration PATIENCE = Duration.ofSeconds(180);
-    private static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
-    private static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
+    private static final ResourceDefinitionContext CLUSTERS = SkeinResources.CLUSTERS;
+    private static final ResourceDefinitionContext TOPICS = SkeinResources.TOPICS;
 
     private static ProcessKubelet kubelet;
     private static Helm helm;
@@ -70,11 +71,6 @@ class SkeinOperatorHelmInstallE2E {
                     kubelet == null ? "" : tail(kubelet.log(APPS_NS, "demo-broker-0", "broker"), 3000));
         }
     };
-
-    private static ResourceDefinitionContext context(String kind, String plural) {
-        return new ResourceDefinitionContext.Builder().withGroup("skein.dev").withVersion("v1alpha1").withKind(kind)
-                .withPlural(plural).withNamespaced(true).build();
-    }
 
     private static String tail(String text, int chars) {
         return text.length() > chars ? text.substring(text.length() - chars) : text;
@@ -123,21 +119,9 @@ class SkeinOperatorHelmInstallE2E {
                 await().atMost(Duration.ofSeconds(60)).until(() -> topics.list().getItems().isEmpty());
             }
         } finally {
-            // whatever the operator did not finish must not keep the namespace from going away
-            for (GenericKubernetesResource left : kube.genericKubernetesResources(TOPICS).inNamespace(APPS_NS).list()
-                    .getItems()) {
-                kube.genericKubernetesResources(TOPICS).inNamespace(APPS_NS).withName(left.getMetadata().getName())
-                        .edit(r -> {
-                            r.getMetadata().setFinalizers(List.of());
-                            return r;
-                        });
-            }
-            kube.genericKubernetesResources(TOPICS).inNamespace(APPS_NS).delete();
-            kube.genericKubernetesResources(CLUSTERS).inNamespace(APPS_NS).delete();
+            SkeinResources.deleteIgnoringFinalizers(kube, APPS_NS, TOPICS, CLUSTERS);
             if (helm != null) {
-                Helm.Result uninstall = helm.run("uninstall", RELEASE, "--namespace", OPERATOR_NS, "--wait",
-                        "--timeout", "2m");
-                System.out.println("helm uninstall: exit " + uninstall.exitCode() + ": " + uninstall.output().strip());
+                helm.uninstall(RELEASE, OPERATOR_NS);
             }
             // cluster-scoped objects of a release that failed half-way
             kube.rbac().clusterRoleBindings().withName("skein-skein-operator").delete();
@@ -167,29 +151,6 @@ class SkeinOperatorHelmInstallE2E {
         return pod == null ? "(no operator pod)" : kubelet.log(OPERATOR_NS, pod.getMetadata().getName(), "operator");
     }
 
-    private static boolean ready(Pod pod) {
-        return pod != null && pod.getStatus().getConditions().stream()
-                .anyMatch(c -> c.getType().equals("Ready") && c.getStatus().equals("True"));
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> condition(GenericKubernetesResource r, String type) {
-        Object status = r == null ? null : r.getAdditionalProperties().get("status");
-        Object conditions = status == null ? null : ((Map<String, Object>) status).get("conditions");
-        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
-                .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
-    }
-
-    private static GenericKubernetesResource resource(String kind, String name, Map<String, Object> spec) {
-        GenericKubernetesResource r = new GenericKubernetesResource();
-        r.setApiVersion("skein.dev/v1alpha1");
-        r.setKind(kind);
-        r.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(name).withNamespace(APPS_NS)
-                .build());
-        r.setAdditionalProperty("spec", spec);
-        return r;
-    }
-
     /** Resource versions of the resources and the cluster's owned objects, and the broker pod's UID. */
     private static List<String> versions(GenericKubernetesResource cluster, GenericKubernetesResource topic) {
         return List.of(cluster.getMetadata().getResourceVersion(), topic.getMetadata().getResourceVersion(),
@@ -217,7 +178,7 @@ class SkeinOperatorHelmInstallE2E {
         long installedMs = (System.nanoTime() - start) / 1_000_000;
 
         Pod pod = operatorPod();
-        assertThat(ready(pod)).as("operator pod Ready after helm install --wait").isTrue();
+        assertThat(SkeinResources.podReady(pod)).as("operator pod Ready after helm install --wait").isTrue();
         String podName = pod.getMetadata().getName();
         kubectl("get", "deploy,pods,lease", "-n", OPERATOR_NS);
         assertThat(pod.getSpec().getServiceAccountName()).isEqualTo("skein-skein-operator");
@@ -240,12 +201,12 @@ class SkeinOperatorHelmInstallE2E {
 
         var clusters = client.genericKubernetesResources(CLUSTERS).inNamespace(APPS_NS);
         long clusterApplied = System.nanoTime();
-        GenericKubernetesResource clusterManifest = resource("SkeinCluster", "demo", Map.of("brokers", 1,
+        GenericKubernetesResource clusterManifest = SkeinResources.resource("SkeinCluster", APPS_NS, "demo", Map.of("brokers", 1,
                 "jvmOptions", List.of("-Xmx256m"), "storage", Map.of("size", "1Gi"),
                 "config", Map.of("num.io.threads", "2", "num.network.threads", "2")));
         clusters.resource(clusterManifest).fieldManager("gitops").serverSideApply();
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> assertThat(
-                condition(clusters.withName("demo").get(), "Ready"))
+                SkeinResources.condition(clusters.withName("demo").get(), "Ready"))
                 .containsEntry("status", "True").containsEntry("message", "1/1 brokers ready"));
         long clusterReadyMs = (System.nanoTime() - clusterApplied) / 1_000_000;
         kubectl("get", "skeincluster", "-n", APPS_NS, "-o", "wide");
@@ -257,10 +218,10 @@ class SkeinOperatorHelmInstallE2E {
 
         var topics = client.genericKubernetesResources(TOPICS).inNamespace(APPS_NS);
         long topicApplied = System.nanoTime();
-        GenericKubernetesResource topicManifest = resource("SkeinTopic", "greetings", Map.of("cluster", "demo",
+        GenericKubernetesResource topicManifest = SkeinResources.resource("SkeinTopic", APPS_NS, "greetings", Map.of("cluster", "demo",
                 "partitions", 3, "replicationFactor", 1));
         topics.resource(topicManifest).fieldManager("gitops").serverSideApply();
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(condition(topics.withName("greetings").get(), "Ready"))
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(SkeinResources.condition(topics.withName("greetings").get(), "Ready"))
                 .containsEntry("status", "True"));
         long topicReadyMs = (System.nanoTime() - topicApplied) / 1_000_000;
         assertThat(kubectl("get", "skein", "-n", APPS_NS)).contains("greetings").contains("demo");

@@ -1,17 +1,11 @@
 package dev.skein.e2e.skein;
 
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,8 +16,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.awaitility.Awaitility.await;
 
 /**
  * An idempotent acks=all producer at a steady pace (about 500 records/s: 10 every 20 ms, skipped
@@ -118,28 +110,7 @@ final class AckedLoad {
     Result checkEveryAckedRecord() throws Exception {
         stop();
         Map<String, Long> expected = new HashMap<>(acked);
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000);
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        Map<String, Long> found = new HashMap<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
-            List<TopicPartition> tps = new ArrayList<>();
-            for (int i = 0; i < partitions; i++) {
-                tps.add(new TopicPartition(topic, i));
-            }
-            consumer.assign(tps);
-            consumer.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(30));
-            await().atMost(Duration.ofSeconds(180)).until(() -> {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-                    found.put(r.value(), r.offset());
-                }
-                return tps.stream().allMatch(tp -> consumer.position(tp) >= end.get(tp));
-            });
-        }
+        Map<String, Long> found = KafkaReads.readAll(bootstrap, topic, partitions);
         List<String> missing = expected.entrySet().stream()
                 .filter(e -> !e.getValue().equals(found.get(e.getKey())))
                 .map(e -> e.getKey() + "@" + partitionOf.get(e.getKey()) + ":" + e.getValue())

@@ -16,11 +16,6 @@ import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.Config;
-import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -44,7 +39,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.skein.e2e.skein.SkeinResources.CLUSTERS;
@@ -365,31 +359,11 @@ class NodeLossReplacementE2E {
                 .map(b -> (String) b.get("incarnation")).filter(i -> i != null).findFirst().orElse(null);
     }
 
-    /** Whether the cluster-wide leader or follower replication throttle rate is set. */
     private static boolean throttleSet() {
-        try {
-            ConfigResource defaults = new ConfigResource(ConfigResource.Type.BROKER, "");
-            Config config = admin.describeConfigs(Set.of(defaults)).all().get(10, TimeUnit.SECONDS).get(defaults);
-            ConfigEntry leader = config.get("leader.replication.throttled.rate");
-            ConfigEntry follower = config.get("follower.replication.throttled.rate");
-            return leader != null && Long.toString(THROTTLE).equals(leader.value())
-                    || follower != null && Long.toString(THROTTLE).equals(follower.value());
-        } catch (Exception e) {
-            throw new AssertionError("describe the broker defaults: " + e, e);
-        }
+        return KafkaReads.replicationThrottleSet(admin, THROTTLE);
     }
 
     private static boolean allIsrsFull() {
-        try {
-            TopicDescription d = admin.describeTopics(Set.of(TOPIC)).allTopicNames().get(10, TimeUnit.SECONDS).get(TOPIC);
-            for (TopicPartitionInfo p : d.partitions()) {
-                if (p.isr().size() < p.replicas().size()) {
-                    return false;
-                }
-            }
-            return true;
-        } catch (Exception e) {
-            return false;
-        }
+        return KafkaReads.allIsrsFull(admin, TOPIC);
     }
 }

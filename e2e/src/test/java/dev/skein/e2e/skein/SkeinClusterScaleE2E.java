@@ -21,9 +21,6 @@ import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -32,7 +29,6 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -360,7 +356,7 @@ class SkeinClusterScaleE2E {
             assertThat(rate).as("a default throttle rate left").isEmpty();
 
             // every acknowledged record is readable
-            Set<String> read = readAll(bootstrap, "spread", 4);
+            Set<String> read = KafkaReads.readAll(bootstrap, "spread", 4).keySet();
             assertThat(read).containsAll(acked.keySet());
             String log = operator.logTail(2000);
             assertThat(log.indexOf("scale down: reassigning")).as("reassigned").isPositive();
@@ -393,31 +389,5 @@ class SkeinClusterScaleE2E {
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         return p;
-    }
-
-    /** Every value of the topic, read from the beginning of each partition up to its end offset. */
-    private static Set<String> readAll(String bootstrap, String topic, int partitions) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        Set<String> out = new HashSet<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
-            List<TopicPartition> tps = new ArrayList<>();
-            for (int i = 0; i < partitions; i++) {
-                tps.add(new TopicPartition(topic, i));
-            }
-            consumer.assign(tps);
-            consumer.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(30));
-            await().atMost(Duration.ofSeconds(90)).until(() -> {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-                    out.add(r.value());
-                }
-                return tps.stream().allMatch(tp -> consumer.position(tp) >= end.get(tp));
-            });
-        }
-        return out;
     }
 }

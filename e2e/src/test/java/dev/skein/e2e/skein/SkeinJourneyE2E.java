@@ -19,8 +19,6 @@ import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.Config;
-import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -29,9 +27,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
@@ -149,23 +144,9 @@ class SkeinJourneyE2E {
                 admin.close(Duration.ofSeconds(5));
             }
         } finally {
-            // whatever the operator did not finish must not keep the namespace from going away
-            for (var kind : List.of(TOPICS, GROUPS)) {
-                for (GenericKubernetesResource left : kube.genericKubernetesResources(kind).inNamespace(NS).list()
-                        .getItems()) {
-                    kube.genericKubernetesResources(kind).inNamespace(NS).withName(left.getMetadata().getName())
-                            .edit(r -> {
-                                r.getMetadata().setFinalizers(List.of());
-                                return r;
-                            });
-                }
-                kube.genericKubernetesResources(kind).inNamespace(NS).delete();
-            }
-            kube.genericKubernetesResources(CLUSTERS).inNamespace(NS).delete();
+            SkeinResources.deleteIgnoringFinalizers(kube, NS, TOPICS, GROUPS, CLUSTERS);
             if (helm != null) {
-                Helm.Result uninstall = helm.run("uninstall", RELEASE, "--namespace", OPERATOR_NS, "--wait",
-                        "--timeout", "2m");
-                System.out.println("helm uninstall: exit " + uninstall.exitCode() + ": " + uninstall.output().strip());
+                helm.uninstall(RELEASE, OPERATOR_NS);
             }
             kube.rbac().clusterRoleBindings().withLabel("app.kubernetes.io/instance", RELEASE).delete();
             kube.rbac().clusterRoles().withLabel("app.kubernetes.io/instance", RELEASE).delete();
@@ -447,7 +428,7 @@ class SkeinJourneyE2E {
         assertThat(replicasOn("events", Set.of(3, 4))).as("replicas left on brokers 3 and 4").isZero();
         TIMELINE.mark("SkeinCluster Ready: 3/3 brokers ready, no partition under-replicated; " + load.failed() + " failed sends");
         assertThat(load.failed()).as("failed acks=all sends (first: %s)", load.firstFailure()).isZero();
-        assertThat(readAll("events", 5)).as("records of events after the scale down").containsAll(events);
+        assertThat(KafkaReads.readAll(bootstrap(), "events", 5).keySet()).as("records of events after the scale down").containsAll(events);
     }
 
     private void everyAcknowledgedRecordIsReadBackByOffsetAndByTheGroup() throws Exception {
@@ -624,32 +605,12 @@ class SkeinJourneyE2E {
                 .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
-    /** Whether the cluster-wide leader or follower replication throttle rate is set. */
     private static boolean throttleSet() {
-        try {
-            ConfigResource defaults = new ConfigResource(ConfigResource.Type.BROKER, "");
-            Config config = admin.describeConfigs(Set.of(defaults)).all().get(10, TimeUnit.SECONDS).get(defaults);
-            ConfigEntry leader = config.get("leader.replication.throttled.rate");
-            ConfigEntry follower = config.get("follower.replication.throttled.rate");
-            return leader != null && Long.toString(THROTTLE).equals(leader.value())
-                    || follower != null && Long.toString(THROTTLE).equals(follower.value());
-        } catch (Exception e) {
-            throw new AssertionError("describe the broker defaults: " + e, e);
-        }
+        return KafkaReads.replicationThrottleSet(admin, THROTTLE);
     }
 
     private static boolean allIsrsFull() {
-        try {
-            TopicDescription d = admin.describeTopics(Set.of(TOPIC)).allTopicNames().get(10, TimeUnit.SECONDS).get(TOPIC);
-            for (TopicPartitionInfo p : d.partitions()) {
-                if (p.isr().size() < p.replicas().size()) {
-                    return false;
-                }
-            }
-            return true;
-        } catch (Exception e) {
-            return false;
-        }
+        return KafkaReads.allIsrsFull(admin, TOPIC);
     }
 
     /** How many replicas of the topic's partitions are on these brokers. */
@@ -666,32 +627,6 @@ class SkeinJourneyE2E {
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         return p;
-    }
-
-    /** Every value of the topic, read from the beginning of each partition up to its end offset. */
-    private static Set<String> readAll(String topic, int partitions) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        Set<String> out = new HashSet<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
-            List<TopicPartition> tps = new ArrayList<>();
-            for (int i = 0; i < partitions; i++) {
-                tps.add(new TopicPartition(topic, i));
-            }
-            consumer.assign(tps);
-            consumer.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(30));
-            await().atMost(Duration.ofSeconds(90)).until(() -> {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-                    out.add(r.value());
-                }
-                return tps.stream().allMatch(tp -> consumer.position(tp) >= end.get(tp));
-            });
-        }
-        return out;
     }
 
     private static String tail(String text, int chars) {

@@ -4,6 +4,7 @@ import dev.skein.e2e.kubelet.ProcessKubelet;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.TestWatcher;
@@ -17,21 +18,21 @@ import java.util.function.Supplier;
  * ({@link GenericKubernetesResource}), as {@code kubectl} sees them, so a test checks the CRD's
  * actual shape and not the operator's model classes.
  */
-final class SkeinResources {
-    static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
-    static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
-    static final ResourceDefinitionContext GROUPS = context("SkeinConsumerGroup", "skeinconsumergroups");
+public final class SkeinResources {
+    public static final ResourceDefinitionContext CLUSTERS = context("SkeinCluster", "skeinclusters");
+    public static final ResourceDefinitionContext TOPICS = context("SkeinTopic", "skeintopics");
+    public static final ResourceDefinitionContext GROUPS = context("SkeinConsumerGroup", "skeinconsumergroups");
 
     private SkeinResources() {
     }
 
-    static ResourceDefinitionContext context(String kind, String plural) {
+    public static ResourceDefinitionContext context(String kind, String plural) {
         return new ResourceDefinitionContext.Builder().withGroup("skein.dev").withVersion("v1alpha1").withKind(kind)
                 .withPlural(plural).withNamespaced(true).build();
     }
 
     /** A resource of {@code kind} with this spec, as a user would apply it. */
-    static GenericKubernetesResource resource(String kind, String namespace, String name, Map<String, Object> spec) {
+    public static GenericKubernetesResource resource(String kind, String namespace, String name, Map<String, Object> spec) {
         return new GenericKubernetesResourceBuilder().withApiVersion("skein.dev/v1alpha1").withKind(kind)
                 .withNewMetadata().withName(name).withNamespace(namespace).endMetadata()
                 .addToAdditionalProperties("spec", spec).build();
@@ -39,24 +40,43 @@ final class SkeinResources {
 
     /** Its status, empty when there is none (or no resource). */
     @SuppressWarnings("unchecked")
-    static Map<String, Object> status(GenericKubernetesResource r) {
+    public static Map<String, Object> status(GenericKubernetesResource r) {
         Object status = r == null ? null : r.getAdditionalProperties().get("status");
         return status == null ? Map.of() : (Map<String, Object>) status;
     }
 
     /** Its condition of {@code type}, empty when there is none. */
     @SuppressWarnings("unchecked")
-    static Map<String, Object> condition(GenericKubernetesResource r, String type) {
+    public static Map<String, Object> condition(GenericKubernetesResource r, String type) {
         Object conditions = status(r).get("conditions");
         return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
                 .filter(c -> type.equals(c.get("type"))).findFirst().orElse(Map.of());
     }
 
     /** A pod that is not being deleted and whose Ready condition is True. */
-    static boolean podReady(Pod pod) {
+    public static boolean podReady(Pod pod) {
         return pod != null && pod.getMetadata().getDeletionTimestamp() == null && pod.getStatus() != null
                 && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
                 .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
+    /**
+     * Test cleanup: deletes every resource of these kinds in the namespace, first removing their
+     * finalizers, so that whatever a stopped (or failed) operator did not finish cannot keep the
+     * namespace from going away.
+     */
+    public static void deleteIgnoringFinalizers(KubernetesClient client, String namespace,
+                                                ResourceDefinitionContext... kinds) {
+        for (ResourceDefinitionContext kind : kinds) {
+            var resources = client.genericKubernetesResources(kind).inNamespace(namespace);
+            for (GenericKubernetesResource left : resources.list().getItems()) {
+                resources.withName(left.getMetadata().getName()).edit(r -> {
+                    r.getMetadata().setFinalizers(List.of());
+                    return r;
+                });
+            }
+            resources.delete();
+        }
     }
 
     /**
