@@ -38,7 +38,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<ByteBuffer> queued = new ArrayDeque<>();
     private boolean busy;
     private boolean closed;
-    private String connectionId;
 
     ConnectionHandler(RequestHandler handler, Executor requestPool, ApiVersionsResponseData supportedApis,
                       BadClientLog badClients, RequestMetrics metrics) {
@@ -51,7 +50,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        connectionId = ctx.channel().localAddress() + "-" + ctx.channel().remoteAddress();
         metrics.connectionOpened();
         super.channelActive(ctx);
     }
@@ -126,7 +124,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
-        RequestContext context = new RequestContext(header, remote.getAddress(), connectionId);
+        RequestContext context = new RequestContext(header, remote.getAddress());
         CompletableFuture<Response> future;
         try {
             future = CompletableFuture.supplyAsync(() -> handler.handle(context, request), requestPool)

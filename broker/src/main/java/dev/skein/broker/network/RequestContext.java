@@ -5,7 +5,7 @@ import org.apache.kafka.common.requests.RequestHeader;
 import java.net.InetAddress;
 
 /** Who sent a request and how: the parsed header and the client's address. */
-public record RequestContext(RequestHeader header, InetAddress clientAddress, String connectionId) {
+public record RequestContext(RequestHeader header, InetAddress clientAddress) {
     public short apiVersion() {
         return header.apiVersion();
     }

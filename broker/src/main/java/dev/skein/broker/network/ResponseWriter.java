@@ -1,6 +1,6 @@
 package dev.skein.broker.network;
 
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.FileRegion;
 import io.netty.util.AbstractReferenceCounted;
@@ -19,8 +19,11 @@ import java.util.List;
 
 /**
  * Encodes a response with Kafka's {@link SendBuilder} and hands it to Netty without copying record
- * data: byte buffers are wrapped, and record ranges that live in segment files become
- * {@link FileRegion}s that the transport sends with {@code FileChannel.transferTo} (sendfile).
+ * data that lives in segment files: those ranges become {@link FileRegion}s that the transport sends
+ * with {@code FileChannel.transferTo} (sendfile). The bytes between them (headers, fields, in-memory
+ * records) are copied once into one pooled direct buffer per run, which is the copy the NIO transport
+ * would make of each heap buffer anyway: a fetch response of many partitions becomes a few messages
+ * instead of one per field run and partition.
  */
 final class ResponseWriter {
     private ResponseWriter() {
@@ -33,16 +36,40 @@ final class ResponseWriter {
         while (!send.completed()) {
             send.writeTo(collector);
         }
+        collector.endRun();
+        // buffers are allocated only here, each handed to the channel at once: nothing to release on a failure above
         for (Object part : collector.parts) {
-            ctx.write(part);
+            if (part instanceof Run run) {
+                ByteBuf buf = ctx.alloc().directBuffer(run.bytes);
+                for (ByteBuffer b : run.buffers) {
+                    buf.writeBytes(b);
+                }
+                ctx.write(buf);
+            } else {
+                ctx.write(part);
+            }
         }
         return collector.total;
     }
 
-    /** A channel that records what was written to it as Netty messages, in order. */
+    /** Consecutive in-memory parts of a response, sent as one buffer. */
+    private static final class Run {
+        final List<ByteBuffer> buffers = new ArrayList<>(4);
+        int bytes;
+    }
+
+    /** A channel that records what was written to it, in order: runs of in-memory bytes and file ranges. */
     private static final class Collector implements TransferableChannel {
-        final List<Object> parts = new ArrayList<>();
+        final List<Object> parts = new ArrayList<>(4);
+        private Run run;
         long total;
+
+        void endRun() {
+            if (run != null) {
+                parts.add(run);
+                run = null;
+            }
+        }
 
         @Override
         public boolean hasPendingWrites() {
@@ -52,6 +79,7 @@ final class ResponseWriter {
         @Override
         public long transferFrom(FileChannel fileChannel, long position, long count) {
             if (count > 0) {
+                endRun();
                 parts.add(new FileSlice(fileChannel, position, count));
                 total += count;
             }
@@ -76,7 +104,12 @@ final class ResponseWriter {
         public int write(ByteBuffer src) {
             int n = src.remaining();
             if (n > 0) {
-                parts.add(Unpooled.wrappedBuffer(src.slice()));
+                if (run == null) {
+                    run = new Run();
+                }
+                // the send's buffers are not reused while the response is built, so a slice is enough
+                run.buffers.add(src.slice());
+                run.bytes += n;
                 src.position(src.limit());
                 total += n;
             }

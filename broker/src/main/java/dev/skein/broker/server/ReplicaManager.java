@@ -360,9 +360,13 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     public CompletableFuture<Map<TopicPartition, ProduceResult>> appendAsync(Map<TopicPartition, MemoryRecords> records,
                                                                              short acks, long timeoutMs) {
         Map<TopicPartition, CompletableFuture<ProduceResult>> futures = new LinkedHashMap<>();
+        List<TopicPartition> grown = new ArrayList<>(records.size());
         for (Map.Entry<TopicPartition, MemoryRecords> e : records.entrySet()) {
             TopicPartition tp = e.getKey();
             Appended a = appendOne(tp, e.getValue(), acks);
+            if (a.grewLog()) {
+                grown.add(tp);
+            }
             if (acks != -1 || a.result().error() != Errors.NONE) {
                 futures.put(tp, CompletableFuture.completedFuture(a.result()));
                 continue;
@@ -380,6 +384,10 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
                 }
             }));
         }
+        // Fetches waiting on these partitions (the followers' long polls above all) are re-read here, on
+        // this thread, once the whole request is appended: a follower gets every partition of the request
+        // in one response, and its answer does not wait for another thread to be scheduled first.
+        completeWaitingFetchesNow(grown);
         return CompletableFuture.allOf(futures.values().toArray(CompletableFuture[]::new)).thenApply(v -> {
             Map<TopicPartition, ProduceResult> out = new LinkedHashMap<>();
             futures.forEach((tp, f) -> out.put(tp, f.join()));
@@ -387,10 +395,15 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         });
     }
 
-    private record Appended(ProduceResult result, long requiredOffset) {
+    /** @param grewLog the records were appended (not an error, not a retried duplicate) */
+    private record Appended(ProduceResult result, long requiredOffset, boolean grewLog) {
         static Appended error(Errors error, String message) {
-            return new Appended(ProduceResult.error(error, message), -1);
+            return new Appended(ProduceResult.error(error, message), -1, false);
         }
+    }
+
+    private String notLeaderMessage(TopicPartition tp) {
+        return "Broker " + brokerId + " is not the leader of " + tp;
     }
 
     /** The topic's min.insync.replicas, from the table built with the last image (parsing configs is too slow per request). */
@@ -403,9 +416,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         if (p == null) {
             return Appended.error(Errors.UNKNOWN_TOPIC_OR_PARTITION, null);
         }
-        String notLeader = "Broker " + brokerId + " is not the leader of " + tp;
         if (!p.isLeader()) {
-            return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, notLeader);
+            return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, notLeaderMessage(tp));
         }
         if (outOfTouch.getAsBoolean()) {
             return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, "Broker " + brokerId + " has not reached the controller"
@@ -414,15 +426,14 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         try {
             LogAppendInfo info = p.appendAsLeader(records, minIsr(tp), acks == -1);
             if (info == null) {
-                return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, notLeader);
+                return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, notLeaderMessage(tp));
             }
             if (!info.duplicate()) {
                 counter(bytesIn, "kafka.server.brokertopicmetrics.bytes.in", tp.topic()).increment(records.sizeInBytes());
                 counter(messagesIn, "kafka.server.brokertopicmetrics.messages.in", tp.topic()).increment(info.numRecords());
-                notifyWaiting(tp);
             }
             return new Appended(new ProduceResult(Errors.NONE, null, info.firstOffset(), info.logAppendTime(),
-                    info.logStartOffset()), info.lastOffset() + 1);
+                    info.logStartOffset()), info.lastOffset() + 1, !info.duplicate());
         } catch (IOException e) {
             log.error("Append to {} failed: {}", tp, e.toString());
             return Appended.error(Errors.KAFKA_STORAGE_ERROR, "Disk error when appending to " + tp + ": " + e.getMessage());
@@ -644,6 +655,45 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         }
     }
 
+    /**
+     * Re-reads, on the calling thread, the fetches waiting on any of {@code tps}, each once. For the
+     * hot paths (a leader append, a watermark moved by a follower's fetch); the calling thread holds
+     * no partition lock.
+     */
+    private void completeWaitingFetchesNow(List<TopicPartition> tps) {
+        if (tps.isEmpty()) {
+            return;
+        }
+        if (tps.size() == 1) {
+            Set<DelayedFetch> set = waiting.get(tps.get(0));
+            if (set != null && !set.isEmpty()) {
+                for (DelayedFetch d : List.copyOf(set)) {
+                    tryCompleteNow(d);
+                }
+            }
+            return;
+        }
+        Set<DelayedFetch> all = new java.util.LinkedHashSet<>();
+        for (TopicPartition tp : tps) {
+            Set<DelayedFetch> set = waiting.get(tp);
+            if (set != null) {
+                all.addAll(set);
+            }
+        }
+        for (DelayedFetch d : all) {
+            tryCompleteNow(d);
+        }
+    }
+
+    /** A failed re-read must not fail the produce or fetch whose thread runs it: the fetch still expires. */
+    private static void tryCompleteNow(DelayedFetch d) {
+        try {
+            d.tryComplete();
+        } catch (RuntimeException e) {
+            log.warn("Re-reading a waiting fetch failed: {}", e.toString());
+        }
+    }
+
     private void countBytesOut(Map<FetchRequestPartition, FetchResult> result) {
         result.forEach((req, r) -> {
             if (r.bytes() > 0) {
@@ -702,7 +752,10 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
                             outcome.diverging());
                 }
                 if (outcome.highWatermarkAdvanced()) {
-                    fetchCompletionPool.execute(() -> onPartitionStateChange(tp));
+                    // on this thread: the acks=all produces this fetch commits are answered without
+                    // waiting for another thread to be scheduled, and so are consumers waiting for the watermark
+                    completeDelayedProduces(tp);
+                    completeWaitingFetchesNow(List.of(tp));
                 }
                 maybeExpandIsr(p, replicaId);
             }

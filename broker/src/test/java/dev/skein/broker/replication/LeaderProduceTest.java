@@ -203,6 +203,40 @@ class LeaderProduceTest {
     }
 
     @Test
+    void aWaitingFollowerFetchIsAnsweredByTheAppendingThreadWithEveryPartitionOfTheRequest() throws Exception {
+        stop();
+        start(task -> { }); // nothing runs on the purgatory pool: only the appending thread can answer
+        controller.setPartitionCount(2);
+        TopicPartition tp1 = new TopicPartition("t", 1);
+        var waiting = rm.fetch(1, List.of(
+                new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, TP), 0, 1 << 20, Optional.of(0), 0),
+                new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, tp1), 0, 1 << 20, Optional.of(0), 0)),
+                30_000, 1, 1 << 20);
+        assertThat(waiting).isNotDone();
+
+        Map<TopicPartition, MemoryRecords> request = new java.util.LinkedHashMap<>();
+        request.put(TP, records("a"));
+        request.put(tp1, records("b", "c"));
+        rm.appendAsync(request, (short) -1, 30_000);
+
+        assertThat(waiting).as("answered before appendAsync returned").isDone();
+        assertThat(waiting.get().values()).hasSize(2)
+                .allSatisfy(r -> assertThat(r.bytes()).as("both partitions' records in the one answer").isPositive());
+    }
+
+    @Test
+    void theFollowerFetchThatCommitsAnAcksAllAppendAnswersTheProduceOnItsThread() throws Exception {
+        stop();
+        start(task -> { }); // nothing runs on the purgatory pool
+        CompletableFuture<ProduceResult> f = produce(30_000, "a", "b");
+        followerFetch(1, 2);
+        assertThat(f).isNotDone();
+        followerFetch(2, 2);
+        assertThat(f).as("answered before the committing fetch returned").isDone();
+        assertThat(f.get().error()).isEqualTo(Errors.NONE);
+    }
+
+    @Test
     void waitingProduceTimesOut() throws Exception {
         assertThat(produce(50, "a").get().error()).isEqualTo(Errors.REQUEST_TIMED_OUT);
     }
@@ -231,6 +265,7 @@ class LeaderProduceTest {
         private final List<Consumer<ClusterImage>> listeners = new ArrayList<>();
         private volatile PartitionRegistration registration;
         private volatile Map<String, String> configs = Map.of("min.insync.replicas", "1");
+        private volatile int partitionCount = 1;
 
         FakeController(PartitionRegistration registration) {
             this.registration = registration;
@@ -238,6 +273,12 @@ class LeaderProduceTest {
 
         void setMinIsr(String n) {
             configs = Map.of("min.insync.replicas", n);
+            publish();
+        }
+
+        /** The topic gets {@code n} partitions, all with the same replicas, leader and ISR. */
+        void setPartitionCount(int n) {
+            partitionCount = n;
             publish();
         }
 
@@ -255,7 +296,8 @@ class LeaderProduceTest {
         public ClusterImage image() {
             List<ClusterImage.BrokerInfo> brokers = List.of(new ClusterImage.BrokerInfo(0, "127.0.0.1", 1, null),
                     new ClusterImage.BrokerInfo(1, "127.0.0.1", 2, null), new ClusterImage.BrokerInfo(2, "127.0.0.1", 3, null));
-            return new ClusterImage("c", 0, brokers, List.of(new TopicMetadata("t", TOPIC_ID, List.of(registration), configs)));
+            return new ClusterImage("c", 0, brokers, List.of(new TopicMetadata("t", TOPIC_ID,
+                    java.util.Collections.nCopies(partitionCount, registration), configs)));
         }
 
         @Override
