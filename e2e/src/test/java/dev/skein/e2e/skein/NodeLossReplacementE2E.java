@@ -2,12 +2,10 @@ package dev.skein.e2e.skein;
 
 import dev.skein.e2e.ControlPlane;
 import dev.skein.e2e.ControlPlaneExtension;
-import dev.skein.e2e.kubelet.ImageRegistry;
 import dev.skein.e2e.kubelet.ProcessKubelet;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -82,13 +80,7 @@ class NodeLossReplacementE2E {
 
     @BeforeAll
     static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {
-        SkeinCrds.install(client);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
-                .serverSideApply();
-        ImageRegistry images = ImageRegistry.withDefaults()
-                .register("skein/broker", List.of(SkeinJars.java(), "-jar", ImageRegistry.staged(SkeinJars.broker()).toString()));
-        kubelet = ProcessKubelet.builder(client).namePrefix("skein-node-").nodes(4).zones(4).images(images)
-                .build().start();
+        kubelet = BrokerPodsFixture.start(client, NAMESPACE, 4);
         kubeconfig = controlPlane.kubeconfig();
         operator = OperatorProcess.start(kubeconfig, NAMESPACE, "skeincluster,skeintopic", 10, true);
     }
@@ -102,22 +94,8 @@ class NodeLossReplacementE2E {
             if (admin != null) {
                 admin.close(Duration.ofSeconds(5));
             }
-            if (operator != null && operator.isAlive()) {
-                // the topic's finalizer needs the operator
-                topics(client).delete();
-                await().atMost(Duration.ofSeconds(60)).until(() -> topics(client).list().getItems().isEmpty());
-            }
         } finally {
-            if (operator != null) {
-                operator.close();
-            }
-            clusters(client).delete();
-            client.pods().inNamespace(NAMESPACE).withGracePeriod(0).delete();
-            client.persistentVolumeClaims().inNamespace(NAMESPACE).delete();
-            if (kubelet != null) {
-                kubelet.close();
-            }
-            client.namespaces().withName(NAMESPACE).delete();
+            BrokerPodsFixture.stop(client, NAMESPACE, operator, kubelet);
         }
     }
 

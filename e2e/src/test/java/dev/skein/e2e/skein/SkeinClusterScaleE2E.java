@@ -2,12 +2,10 @@ package dev.skein.e2e.skein;
 
 import dev.skein.e2e.ControlPlane;
 import dev.skein.e2e.ControlPlaneExtension;
-import dev.skein.e2e.kubelet.ImageRegistry;
 import dev.skein.e2e.kubelet.ProcessKubelet;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -85,30 +83,13 @@ class SkeinClusterScaleE2E {
 
     @BeforeAll
     static void start(KubernetesClient client, ControlPlane controlPlane) throws Exception {
-        SkeinCrds.install(client);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
-                .serverSideApply();
-        ImageRegistry images = ImageRegistry.withDefaults()
-                .register("skein/broker", List.of(SkeinJars.java(), "-jar", ImageRegistry.staged(SkeinJars.broker()).toString()));
-        kubelet = ProcessKubelet.builder(client).namePrefix("skein-node-").nodes(3).zones(3).images(images)
-                .build().start();
+        kubelet = BrokerPodsFixture.start(client, NAMESPACE, 3);
         operator = OperatorProcess.start(controlPlane.kubeconfig(), NAMESPACE, "skeincluster", 10, true);
     }
 
     @AfterAll
     static void stop(KubernetesClient client) throws Exception {
-        try {
-            if (operator != null) {
-                operator.close();
-            }
-        } finally {
-            clusters(client).delete();
-            client.pods().inNamespace(NAMESPACE).withGracePeriod(0).delete();
-            if (kubelet != null) {
-                kubelet.close();
-            }
-            client.namespaces().withName(NAMESPACE).delete();
-        }
+        BrokerPodsFixture.stop(client, NAMESPACE, operator, kubelet);
     }
 
     private static NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList,
