@@ -2,8 +2,7 @@ package dev.skein.broker.network;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.FileRegion;
-import io.netty.util.AbstractReferenceCounted;
+import io.netty.channel.DefaultFileRegion;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.network.TransferableChannel;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -13,13 +12,12 @@ import org.apache.kafka.common.requests.ResponseHeader;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.WritableByteChannel;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Encodes a response with Kafka's {@link SendBuilder} and hands it to Netty without copying record
- * data that lives in segment files: those ranges become {@link FileRegion}s that the transport sends
+ * data that lives in segment files: those ranges become file regions that the transport sends
  * with {@code FileChannel.transferTo} (sendfile). The bytes between them (headers, fields, in-memory
  * records) are copied once into one pooled direct buffer per run, which is the copy the NIO transport
  * would make of each heap buffer anyway: a fetch response of many partitions becomes a few messages
@@ -127,77 +125,14 @@ final class ResponseWriter {
     }
 
     /**
-     * A range of a segment file. Unlike Netty's {@code DefaultFileRegion} it never closes the file
-     * channel, which belongs to the log segment and stays open for other readers.
+     * A range of a segment file. A {@link DefaultFileRegion}, so the epoll transport sends it with
+     * {@code sendfile} on the segment's descriptor (NIO with {@code FileChannel.transferTo}); unlike
+     * Netty's, releasing it never closes the file channel, which belongs to the log segment and stays
+     * open for other readers.
      */
-    static final class FileSlice extends AbstractReferenceCounted implements FileRegion {
-        private final FileChannel file;
-        private final long position;
-        private final long count;
-        private long transferred;
-
+    static final class FileSlice extends DefaultFileRegion {
         FileSlice(FileChannel file, long position, long count) {
-            this.file = file;
-            this.position = position;
-            this.count = count;
-        }
-
-        @Override
-        public long position() {
-            return position;
-        }
-
-        @Override
-        @Deprecated
-        public long transfered() {
-            return transferred;
-        }
-
-        @Override
-        public long transferred() {
-            return transferred;
-        }
-
-        @Override
-        public long count() {
-            return count;
-        }
-
-        @Override
-        public long transferTo(WritableByteChannel target, long pos) throws IOException {
-            long remaining = count - pos;
-            if (remaining <= 0) {
-                return 0;
-            }
-            long written = file.transferTo(position + pos, remaining, target);
-            if (written > 0) {
-                transferred += written;
-            } else if (written == 0 && position + pos >= file.size()) {
-                throw new IOException("segment file truncated while being sent");
-            }
-            return written;
-        }
-
-        @Override
-        public FileRegion retain() {
-            super.retain();
-            return this;
-        }
-
-        @Override
-        public FileRegion retain(int increment) {
-            super.retain(increment);
-            return this;
-        }
-
-        @Override
-        public FileRegion touch() {
-            return this;
-        }
-
-        @Override
-        public FileRegion touch(Object hint) {
-            return this;
+            super(file, position, count);
         }
 
         @Override

@@ -3,6 +3,7 @@ package dev.skein.broker.network;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.FileRegion;
 import io.netty.channel.embedded.EmbeddedChannel;
 import org.apache.kafka.common.Uuid;
@@ -78,7 +79,8 @@ class ResponseWriterTest {
         assertThat(parts).hasSize(3);
         assertThat(parts.get(0)).isInstanceOf(ByteBuf.class);
         assertThat(((ByteBuf) parts.get(0)).isDirect()).isTrue();
-        assertThat(parts.get(1)).isInstanceOf(FileRegion.class);
+        assertThat(parts.get(1)).as("a DefaultFileRegion, which the epoll transport sends with sendfile")
+                .isInstanceOf(DefaultFileRegion.class);
         assertThat(((FileRegion) parts.get(1)).count()).as("the records stay in the file").isEqualTo(file.sizeInBytes());
         assertThat(parts.get(2)).isInstanceOf(ByteBuf.class);
 
@@ -96,6 +98,7 @@ class ResponseWriterTest {
                 region.release();
             }
         }
+        assertThat(file.channel().isOpen()).as("releasing the region leaves the segment's file open").isTrue();
         ByteBuffer frame = ByteBuffer.wrap(wire.toByteArray());
         assertThat((long) frame.remaining()).isEqualTo(written);
         assertThat(frame.getInt()).isEqualTo(frame.remaining());
