@@ -1,5 +1,6 @@
 package dev.skein.broker.network;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import org.apache.kafka.common.errors.InvalidRequestException;
@@ -25,6 +26,13 @@ import java.util.concurrent.Executor;
  * arrival order (so pipelined produce requests are appended in the order they were sent), and
  * reading from the socket pauses while too many are waiting. All fields are touched only on the
  * connection's event loop.
+ *
+ * <p>A frame is a slice of the bytes Netty read from the socket (see {@link FrameDecoder}), and the
+ * parsed request reads its strings from it and keeps its records as views of it (a produce request's
+ * batches are validated, assigned offsets and written to the log from these bytes, never copied to
+ * the heap). So a frame is released only when nothing can read it any more: after its request's
+ * response is written or dropped, when the handler's future has completed; frames never dispatched
+ * are released when the connection closes.
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ConnectionHandler.class);
@@ -35,7 +43,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final ApiVersionsResponseData supportedApis;
     private final BadClientLog badClients;
     private final RequestMetrics metrics;
-    private final ArrayDeque<ByteBuffer> queued = new ArrayDeque<>();
+    private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
     private boolean busy;
     private boolean closed;
 
@@ -57,14 +65,19 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         closed = true;
-        queued.clear();
+        releaseQueued();
         metrics.connectionClosed();
         super.channelInactive(ctx);
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        queued.add((ByteBuffer) msg);
+        ByteBuf frame = (ByteBuf) msg;
+        if (closed) {
+            frame.release();
+            return;
+        }
+        queued.add(frame);
         if (queued.size() >= MAX_QUEUED) {
             ctx.channel().config().setAutoRead(false);
         }
@@ -81,7 +94,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void processNext(ChannelHandlerContext ctx) {
         while (!busy && !closed) {
-            ByteBuffer frame = queued.poll();
+            ByteBuf frame = queued.poll();
             if (frame == null) {
                 if (!ctx.channel().config().isAutoRead()) {
                     ctx.channel().config().setAutoRead(true);
@@ -93,12 +106,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void dispatch(ChannelHandlerContext ctx, ByteBuffer frame) {
+    private void dispatch(ChannelHandlerContext ctx, ByteBuf frame) {
         long startNs = metrics.nanoTime();
+        ByteBuffer bytes = frame.nioBuffer();
         RequestHeader header;
         try {
-            header = RequestHeader.parse(frame);
+            header = RequestHeader.parse(bytes);
         } catch (InvalidRequestException e) {
+            frame.release();
             closeBadClient(ctx, e.getMessage());
             return;
         }
@@ -108,17 +123,20 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             ApiVersionsResponseData unsupported = new ApiVersionsResponseData()
                     .setErrorCode(Errors.UNSUPPORTED_VERSION.code())
                     .setApiKeys(supportedApis.apiKeys().duplicate());
+            frame.release();
             writeThenNext(ctx, new ResponseHeader(header.correlationId(), (short) 0), unsupported, (short) 0, api, startNs);
             return;
         }
         if (supportedApis.apiKeys().find(api.id) == null) {
+            frame.release();
             closeBadClient(ctx, "unsupported API " + api + " (key " + api.id + ")");
             return;
         }
         AbstractRequest request;
         try {
-            request = AbstractRequest.parseRequest(api, header.apiVersion(), new ByteBufferAccessor(frame)).request;
+            request = AbstractRequest.parseRequest(api, header.apiVersion(), new ByteBufferAccessor(bytes)).request;
         } catch (RuntimeException e) {
+            frame.release();
             closeBadClient(ctx, "malformed " + api + " v" + header.apiVersion() + " request: "
                     + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
             return;
@@ -130,10 +148,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             future = CompletableFuture.supplyAsync(() -> handler.handle(context, request), requestPool)
                     .thenCompose(f -> f);
         } catch (java.util.concurrent.RejectedExecutionException e) {
+            frame.release();
             ctx.close();
             return;
         }
         future.whenComplete((result, error) -> ctx.executor().execute(() -> {
+            // the handler is done with the request (its records were appended, its strings read): the
+            // bytes it was parsed from can go back to the pool, whatever happens to the response
+            frame.release();
             if (closed) {
                 return;
             }
@@ -176,7 +198,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private void closeBadClient(ChannelHandlerContext ctx, String reason) {
         badClients.closing(ctx.channel(), reason);
         closed = true;
-        queued.clear();
+        releaseQueued();
         ctx.close();
+    }
+
+    private void releaseQueued() {
+        for (ByteBuf frame; (frame = queued.poll()) != null; ) {
+            frame.release();
+        }
     }
 }

@@ -9,8 +9,10 @@ import java.util.List;
 /**
  * Splits the byte stream into Kafka request frames (a 4-byte big-endian size, then that many bytes).
  * A frame larger than {@code socket.request.max.bytes} or with a negative size closes the
- * connection before any of it is buffered, as Kafka does; each frame is emitted as a heap
- * {@link java.nio.ByteBuffer} holding exactly the frame's body.
+ * connection before any of it is buffered, as Kafka does; each frame is emitted as a retained slice
+ * ({@link ByteBuf}) of the bytes read from the socket, holding exactly the frame's body: no copy, and
+ * nothing allocated on the heap per request. Whoever takes a frame releases it (the
+ * {@link ConnectionHandler}, once the request's response is written or the request dropped).
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
     private final int maxFrameBytes;
@@ -37,10 +39,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 return;
             }
             in.skipBytes(4);
-            java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocate(size);
-            in.readBytes(frame);
-            frame.flip();
-            out.add(frame);
+            out.add(in.readRetainedSlice(size));
         }
     }
 }
