@@ -138,6 +138,24 @@ final class ClusterProcesses implements AutoCloseable {
 
     /** Waits until the node serves requests and sees {@code brokers} live brokers. */
     void awaitReady(int node, int brokers) {
+        try {
+            awaitReadyOnce(node, brokers);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            // say why: every node's log tail, since the cause may be another node (no quorum, no controller)
+            StringBuilder logs = new StringBuilder();
+            for (int i = 0; i < size(); i++) {
+                try {
+                    logs.append(log(i)).append('\n');
+                } catch (IOException io) {
+                    logs.append("--- node ").append(i).append(": no log: ").append(io).append('\n');
+                }
+            }
+            throw new AssertionError("node " + node + " did not see " + brokers + " live brokers within 90 s; logs:\n"
+                    + logs, e);
+        }
+    }
+
+    private void awaitReadyOnce(int node, int brokers) {
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {
             if (!processes[node].isAlive()) {
                 throw new IllegalStateException("node " + node + " exited with " + processes[node].exitValue() + ": " + log(node));
