@@ -42,6 +42,10 @@ final class ClusterProcesses implements AutoCloseable {
     private final Path[] propertiesFiles;
     private final Process[] processes;
     private final int[] starts;
+    /** Nodes this object stopped or killed on purpose (an exit of any other started node is a failure). */
+    private final boolean[] stopped;
+    /** Set when the cluster failed to come up: {@link #close} then leaves the data and logs in place. */
+    private volatile boolean keepDir;
     /** Kills the brokers if the test JVM itself is stopped before {@link #close} runs. */
     private final Thread killOnExit = new Thread(this::killAll, "skein-cluster-cleanup");
 
@@ -88,6 +92,7 @@ final class ClusterProcesses implements AutoCloseable {
         propertiesFiles = new Path[size];
         processes = new Process[size];
         starts = new int[size];
+        stopped = new boolean[size];
         for (int i = 0; i < size; i++) {
             Path dir = root.resolve("node-" + i);
             Files.createDirectories(dir);
@@ -121,6 +126,7 @@ final class ClusterProcesses implements AutoCloseable {
     void start(int node) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         starts[node]++;
+        stopped[node] = false;
         List<String> command = new ArrayList<>(launcher.apply(node));
         command.addAll(List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
                 "dev.skein.broker.Main", propertiesFiles[node].toString()));
@@ -136,29 +142,48 @@ final class ClusterProcesses implements AutoCloseable {
         }
     }
 
-    /** Waits until the node serves requests and sees {@code brokers} live brokers. */
+    /**
+     * Waits until the node serves requests and sees {@code brokers} live brokers. Fails at once when a
+     * node exits that was neither stopped nor killed here (it can only come back if the test restarts
+     * it). A cluster that does not come up within 90 s fails with every node's log (stack frames left
+     * out, so a Ratis trace does not crowd out the lines around it) and keeps its directory, with a
+     * thread dump of every running node, so the whole logs outlive the test.
+     */
     void awaitReady(int node, int brokers) {
         try {
             awaitReadyOnce(node, brokers);
+        } catch (NodeExited e) {
+            keepDir = true;
+            throw new AssertionError(e.getMessage() + "; cluster dir kept: " + root + "; logs:\n" + logTails(), e);
         } catch (org.awaitility.core.ConditionTimeoutException e) {
-            // say why: every node's log tail, since the cause may be another node (no quorum, no controller)
-            StringBuilder logs = new StringBuilder();
+            // say why: every node's log, since the cause may be another node (no quorum, no controller)
+            keepDir = true;
             for (int i = 0; i < size(); i++) {
                 try {
-                    logs.append(log(i)).append('\n');
+                    Files.writeString(root.resolve("node-" + i).resolve("threads-" + starts[i] + ".txt"), threadDump(i));
                 } catch (IOException io) {
-                    logs.append("--- node ").append(i).append(": no log: ").append(io).append('\n');
+                    // the logs below still say most of it
                 }
             }
-            throw new AssertionError("node " + node + " did not see " + brokers + " live brokers within 90 s; logs:\n"
-                    + logs, e);
+            throw new AssertionError("node " + node + " did not see " + brokers + " live brokers within 90 s; cluster dir"
+                    + " (whole logs, thread dumps) kept: " + root + "; logs:\n" + logTails(), e);
+        }
+    }
+
+    /** A node of this cluster exited without being stopped or killed by the test. */
+    private static final class NodeExited extends RuntimeException {
+        NodeExited(String message) {
+            super(message);
         }
     }
 
     private void awaitReadyOnce(int node, int brokers) {
-        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {
-            if (!processes[node].isAlive()) {
-                throw new IllegalStateException("node " + node + " exited with " + processes[node].exitValue() + ": " + log(node));
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
+                .ignoreExceptionsMatching(e -> !(e instanceof NodeExited)).until(() -> {
+            for (int i = 0; i < size(); i++) {
+                if (processes[i] != null && !stopped[i] && !processes[i].isAlive()) {
+                    throw new NodeExited("node " + i + " exited with " + processes[i].exitValue());
+                }
             }
             Admin admin = admin(List.of(node), Duration.ofSeconds(3));
             try {
@@ -171,8 +196,21 @@ final class ClusterProcesses implements AutoCloseable {
         });
     }
 
+    private String logTails() {
+        StringBuilder logs = new StringBuilder();
+        for (int i = 0; i < size(); i++) {
+            try {
+                logs.append(log(i, 6000, true)).append('\n');
+            } catch (IOException io) {
+                logs.append("--- node ").append(i).append(": no log: ").append(io).append('\n');
+            }
+        }
+        return logs.toString();
+    }
+
     /** SIGKILL: no shutdown hook, no flush, no controlled shutdown. */
     void kill(int node) throws InterruptedException {
+        stopped[node] = true;
         if (processes[node] != null && processes[node].isAlive()) {
             processes[node].destroyForcibly();
             processes[node].waitFor(30, TimeUnit.SECONDS);
@@ -185,6 +223,7 @@ final class ClusterProcesses implements AutoCloseable {
 
     /** SIGTERM and wait: the broker's controlled shutdown runs. */
     void stop(int node) throws InterruptedException {
+        stopped[node] = true;
         if (processes[node] != null && processes[node].isAlive()) {
             processes[node].destroy();
             if (!processes[node].waitFor(60, TimeUnit.SECONDS)) {
@@ -266,6 +305,11 @@ final class ClusterProcesses implements AutoCloseable {
         TestBroker.deleteRecursively(logDir(node));
     }
 
+    /** The cluster's directory: every node's data dir and logs. */
+    Path dir() {
+        return root;
+    }
+
     Path logDir(int node) {
         return root.resolve("node-" + node).resolve("logs");
     }
@@ -275,13 +319,22 @@ final class ClusterProcesses implements AutoCloseable {
     }
 
     String log(int node) throws IOException {
+        return log(node, 3000, false);
+    }
+
+    /** The last {@code maxChars} of each of the node's logs; without the frames of stack traces if {@code noFrames}. */
+    private String log(int node, int maxChars, boolean noFrames) throws IOException {
         StringBuilder sb = new StringBuilder();
         for (int s = 1; s <= starts[node]; s++) {
             Path f = logFile(node, s);
             if (Files.exists(f)) {
                 String text = Files.readString(f);
+                if (noFrames) {
+                    text = text.lines().filter(l -> !l.startsWith("\tat ") && !l.matches("\\s*\\.\\.\\. \\d+ more"))
+                            .collect(Collectors.joining("\n", "", "\n"));
+                }
                 sb.append("--- node ").append(node).append(" start ").append(s).append('\n')
-                        .append(text.length() > 3000 ? text.substring(text.length() - 3000) : text);
+                        .append(text.length() > maxChars ? text.substring(text.length() - maxChars) : text);
             }
         }
         return sb.toString();
@@ -326,7 +379,7 @@ final class ClusterProcesses implements AutoCloseable {
         } catch (IllegalStateException alreadyShuttingDown) {
             // the hook runs anyway
         }
-        if (System.getenv("SKEIN_KEEP_CLUSTER_DIR") == null) {
+        if (System.getenv("SKEIN_KEEP_CLUSTER_DIR") == null && !keepDir) {
             TestBroker.deleteRecursively(root);
         }
     }
