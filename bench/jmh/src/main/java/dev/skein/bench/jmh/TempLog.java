@@ -20,7 +20,8 @@ final class TempLog implements AutoCloseable {
         Path shm = Path.of("/dev/shm");
         Path parent = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
         dir = Files.createTempDirectory(parent, "skein-jmh-");
-        LogConfig config = LogConfig.defaults().toBuilder().segmentBytes(256 * 1024 * 1024).build();
+        // file.delete.delay.ms 0: a truncated log's files leave tmpfs at once (see AppendBenchmark.dropData)
+        LogConfig config = LogConfig.defaults().toBuilder().segmentBytes(256 * 1024 * 1024).fileDeleteDelayMs(0).build();
         log = PartitionLog.open(dir.resolve("bench-0"), new TopicPartition("bench", 0), config, Time.SYSTEM);
     }
 
