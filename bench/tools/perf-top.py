@@ -77,27 +77,24 @@ for g, n in collections.Counter(group(c) for _, c, _ in broker).most_common(a.to
 def kernel(dso):
     return dso.startswith("[kernel")
 
-print("\n| % | broker self frame (user) |\n|---:|---|")
-user = collections.Counter(f[0][0] for _, _, f in broker if f and not kernel(f[0][1]))
-for s, n in user.most_common(a.top):
-    print(f"| {pct(n)} | `{s[:140]}` |")
+def table(title, counter, width=140):
+    print(f"\n| % | {title} |\n|---:|---|")
+    for s, n in counter.most_common(a.top):
+        print(f"| {pct(n)} | `{s[:width]}` |")
 
-print("\n| % | broker self frame (kernel) <- first user frame |\n|---:|---|")
-kern = collections.Counter()
+user, kern, entry = collections.Counter(), collections.Counter(), collections.Counter()
 for _, _, f in broker:
-    if f and kernel(f[0][1]):
-        first_user = next((s for s, d in f if not kernel(d)), "?")
-        kern[f"{f[0][0]} <- {first_user[:100]}"] += 1
-for s, n in kern.most_common(a.top):
-    print(f"| {pct(n)} | `{s}` |")
-
-print("\n| % | broker samples in the kernel, by first user frame (the call that entered it) |\n|---:|---|")
-entry = collections.Counter()
-for _, _, f in broker:
-    if f and kernel(f[0][1]):
-        entry[next((s for s, d in f if not kernel(d)), "?")[:140]] += 1
-for s, n in entry.most_common(a.top):
-    print(f"| {pct(n)} | `{s}` |")
+    if not f:
+        continue
+    if not kernel(f[0][1]):
+        user[f[0][0]] += 1
+        continue
+    first_user = next((s for s, d in f if not kernel(d)), "?")
+    kern[f"{f[0][0]} <- {first_user[:100]}"] += 1
+    entry[first_user] += 1
+table("broker self frame (user)", user)
+table("broker self frame (kernel) <- first user frame", kern, 240)
+table("broker samples in the kernel, by first user frame (the call that entered it)", entry)
 
 # the busiest broker thread groups other than the JIT compilers: their self frames, and the Java
 # methods their samples are under (inclusive: each method once per sample)
