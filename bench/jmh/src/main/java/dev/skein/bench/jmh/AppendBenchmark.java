@@ -60,7 +60,7 @@ public class AppendBenchmark {
     @TearDown(Level.Iteration)
     public void dropData() throws IOException {
         temp.log.truncateFullyAndStartAt(temp.log.logEndOffset());
-        temp.log.maybeFlush(System.currentTimeMillis());
+        temp.log.maybeFlush(temp.time.milliseconds());
     }
 
     @TearDown(Level.Trial)

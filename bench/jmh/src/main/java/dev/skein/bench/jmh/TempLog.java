@@ -15,6 +15,7 @@ import java.util.stream.Stream;
 final class TempLog implements AutoCloseable {
     final Path dir;
     final PartitionLog log;
+    final Time time = Time.SYSTEM;
 
     TempLog() throws IOException {
         Path shm = Path.of("/dev/shm");
@@ -22,7 +23,7 @@ final class TempLog implements AutoCloseable {
         dir = Files.createTempDirectory(parent, "skein-jmh-");
         // file.delete.delay.ms 0: a truncated log's files leave tmpfs at once (see AppendBenchmark.dropData)
         LogConfig config = LogConfig.defaults().toBuilder().segmentBytes(256 * 1024 * 1024).fileDeleteDelayMs(0).build();
-        log = PartitionLog.open(dir.resolve("bench-0"), new TopicPartition("bench", 0), config, Time.SYSTEM);
+        log = PartitionLog.open(dir.resolve("bench-0"), new TopicPartition("bench", 0), config, time);
     }
 
     @Override
