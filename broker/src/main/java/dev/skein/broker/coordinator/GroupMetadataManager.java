@@ -258,6 +258,8 @@ final class GroupMetadataManager {
             case STABLE -> {
                 if (group.isLeader(memberId) || !member.matches(join.protocols())) {
                     // The leader rejoins to force a rebalance (e.g. topic metadata changed); anyone rejoins on new metadata.
+                    log.info("Member {} of stable group {} rejoins ({})", memberId, group.groupId(),
+                            group.isLeader(memberId) ? "the leader" : "new subscription metadata");
                     updateMemberAndRebalance(group, member, join, future, nowMs);
                 } else {
                     future.complete(joinResponse(group, member, false));
@@ -394,6 +396,8 @@ final class GroupMetadataManager {
         }
         timer.cancel(syncKey(group));
         boolean initial = group.isInState(GroupState.EMPTY);
+        log.info("Preparing to rebalance group {} in state {} with old generation {} ({} member(s))",
+                group.groupId(), group.state(), group.generationId(), group.size());
         group.transitionTo(GroupState.PREPARING_REBALANCE, nowMs);
         if (initial) {
             int delayMs = config.groupInitialRebalanceDelayMs();
@@ -678,6 +682,7 @@ final class GroupMetadataManager {
             } else {
                 setAndPropagateAssignment(group, assignment, now);
                 group.transitionTo(GroupState.STABLE, now);
+                log.info("Stabilized group {} generation {} with {} member(s)", groupId, generation, group.size());
             }
         });
     }

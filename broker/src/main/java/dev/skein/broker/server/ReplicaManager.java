@@ -414,7 +414,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private Appended appendOne(TopicPartition tp, MemoryRecords records, short acks) {
         Partition p = partitions.get(tp);
         if (p == null) {
-            return Appended.error(Errors.UNKNOWN_TOPIC_OR_PARTITION, null);
+            // in the metadata (the caller checked) but not hosted here (yet, or any more): as Kafka
+            return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, "Broker " + brokerId + " does not host " + tp);
         }
         if (!p.isLeader()) {
             return Appended.error(Errors.NOT_LEADER_OR_FOLLOWER, notLeaderMessage(tp));
@@ -722,9 +723,13 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private FetchResult readOne(int replicaId, FetchRequestPartition r, int maxBytes, boolean minOneMessage,
                                 boolean recordFollowerFetch) {
         Partition p = partitions.get(r.partition().topicPartition());
-        if (p == null || !p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
-            return FetchResult.error(r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)
-                    ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.UNKNOWN_TOPIC_ID);
+        if (p == null) {
+            // The caller checked the partition against the metadata: it exists but is not (yet, or any
+            // more) hosted here, so, as Kafka, the client is sent to refresh its metadata and retry.
+            return FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER);
+        }
+        if (!p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
+            return FetchResult.error(Errors.UNKNOWN_TOPIC_ID);
         }
         if (!p.isLeader()) {
             return FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER);

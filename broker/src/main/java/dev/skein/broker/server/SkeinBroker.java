@@ -203,6 +203,11 @@ public final class SkeinBroker implements AutoCloseable {
             }
         });
         coordinator.startWithoutPartitions();
+        // Closed again here (resources close in reverse): the listener stops serving right after the
+        // controlled shutdown and before the coordinator, replica manager and logs go, so no client is
+        // answered from a half-stopped broker (a fetch with UNKNOWN_TOPIC_ID, a commit with
+        // COORDINATOR_NOT_AVAILABLE) instead of seeing the connection close, as with Kafka.
+        resources.add(socketServer::close);
 
         // With a quorum the local image may be an old one until this broker's registration is applied
         // (a restart replays the metadata log): the broker acts on metadata and serves only from then on.
