@@ -29,58 +29,159 @@ import java.util.concurrent.CompletableFuture;
  * more comes from a follower: it reads up to the log end offset, carries {@code LastFetchedEpoch}
  * for the divergence check, and may be answered with {@code DivergingEpoch}.
  *
- * <p>Incremental fetch sessions (KIP-227) are not offered: every response carries session id 0, so
- * clients send full fetch requests, which Kafka's clients support.
+ * <p>Incremental fetch sessions (KIP-227, Fetch v7+) are offered: a full fetch with session epoch 0
+ * opens one (its response carries the session id), later fetches of the session name only the
+ * partitions whose position changed and are answered with only the partitions that have something
+ * new ({@link FetchSessions}). A fetch with epoch -1 has no session, as before v7.
  */
 final class FetchApi {
-    private final ReplicaManager replicaManager;
+    /** How long a session must have been idle before a new one may take its slot (Kafka's figure). */
+    static final long SESSION_EVICTION_MS = 120_000;
 
-    FetchApi(ReplicaManager replicaManager) {
+    private final ReplicaManager replicaManager;
+    private final FetchSessions sessions;
+
+    FetchApi(ReplicaManager replicaManager, FetchSessions sessions) {
         this.replicaManager = replicaManager;
+        this.sessions = sessions;
+    }
+
+    /** The number of open fetch sessions. */
+    int sessionCount() {
+        return sessions.size();
     }
 
     CompletableFuture<Response> handle(FetchRequest request, short version, ClusterImage image) {
         FetchRequestData data = request.data();
-        if (data.sessionId() != FetchMetadata.INVALID_SESSION_ID) {
-            return CompletableFuture.completedFuture(Response.reply(new FetchResponseData()
-                    .setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code())
-                    .setSessionId(FetchMetadata.INVALID_SESSION_ID)));
-        }
         boolean byId = version >= 13;
         int replicaId = version >= 15 ? data.replicaState().replicaId() : data.replicaId();
-        List<FetchRequestPartition> parts = new ArrayList<>();
-        Map<FetchRequestPartition, FetchResult> immediate = new LinkedHashMap<>();
-        List<FetchRequestPartition> order = new ArrayList<>();
+        int sessionId = version >= 7 ? data.sessionId() : FetchMetadata.INVALID_SESSION_ID;
+        int epoch = version >= 7 ? data.sessionEpoch() : FetchMetadata.FINAL_EPOCH;
+        if (epoch == FetchMetadata.INITIAL_EPOCH || epoch == FetchMetadata.FINAL_EPOCH) {
+            if (sessionId != FetchMetadata.INVALID_SESSION_ID) {
+                sessions.close(sessionId);
+            }
+            LinkedHashMap<FetchSessions.Key, FetchRequestPartition> requested = requested(data, version, image);
+            FetchSessions.Session session = epoch == FetchMetadata.INITIAL_EPOCH ? sessions.open(replicaId >= 0, byId) : null;
+            if (session != null) {
+                synchronized (session) {
+                    requested.forEach((k, r) -> session.partitions.put(k, new FetchSessions.Cached(r)));
+                }
+            }
+            return read(data, replicaId, byId, image, new ArrayList<>(requested.keySet()), new ArrayList<>(requested.values()),
+                    session, true);
+        }
+        FetchSessions.Session session = sessions.get(sessionId);
+        if (session == null) {
+            return sessionError(Errors.FETCH_SESSION_ID_NOT_FOUND);
+        }
+        List<FetchSessions.Key> keys;
+        List<FetchRequestPartition> reads;
+        synchronized (session) {
+            if (session.nextEpoch != epoch) {
+                return sessionError(Errors.INVALID_FETCH_SESSION_EPOCH);
+            }
+            if (session.usesTopicIds != byId) {
+                return sessionError(Errors.FETCH_SESSION_TOPIC_ID_ERROR);
+            }
+            for (FetchRequestData.ForgottenTopic ft : data.forgottenTopicsData()) {
+                for (int partition : ft.partitions()) {
+                    session.partitions.remove(FetchSessions.Key.of(byId, ft.topicId(), ft.topic(), partition));
+                }
+            }
+            requested(data, version, image).forEach((k, r) -> {
+                FetchSessions.Cached c = session.partitions.get(k);
+                if (c == null) {
+                    session.partitions.put(k, new FetchSessions.Cached(r));
+                } else {
+                    c.request = r;
+                }
+            });
+            session.nextEpoch = FetchMetadata.nextEpoch(epoch);
+            keys = new ArrayList<>(session.partitions.keySet());
+            reads = session.requests();
+        }
+        return read(data, replicaId, byId, image, keys, reads, session, false);
+    }
+
+    /** The partitions a request names, in its order, each under its session key. */
+    private static LinkedHashMap<FetchSessions.Key, FetchRequestPartition> requested(FetchRequestData data, short version,
+                                                                                     ClusterImage image) {
+        boolean byId = version >= 13;
+        LinkedHashMap<FetchSessions.Key, FetchRequestPartition> out = new LinkedHashMap<>();
         for (FetchRequestData.FetchTopic ft : data.topics()) {
             TopicMetadata topic = byId ? image.topic(ft.topicId()) : image.topic(ft.topic());
             String name = topic != null ? topic.name() : byId ? null : ft.topic();
             Uuid id = byId ? ft.topicId() : topic != null ? topic.id() : Uuid.ZERO_UUID;
             for (FetchRequestData.FetchPartition fp : ft.partitions()) {
-                FetchRequestPartition r = new FetchRequestPartition(new TopicIdPartition(id, fp.partition(), name),
-                        fp.fetchOffset(), fp.partitionMaxBytes(),
+                out.put(FetchSessions.Key.of(byId, id, name, fp.partition()), new FetchRequestPartition(
+                        new TopicIdPartition(id, fp.partition(), name), fp.fetchOffset(), fp.partitionMaxBytes(),
                         fp.currentLeaderEpoch() < 0 ? Optional.empty() : Optional.of(fp.currentLeaderEpoch()),
-                        version >= 12 ? fp.lastFetchedEpoch() : -1);
-                order.add(r);
-                if (topic == null || fp.partition() < 0 || fp.partition() >= topic.partitionCount()) {
-                    immediate.put(r, FetchResult.error(byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION));
-                } else {
-                    parts.add(r);
-                }
+                        version >= 12 ? fp.lastFetchedEpoch() : -1));
             }
+        }
+        return out;
+    }
+
+    /**
+     * Reads {@code reads} (in order; {@code keys} their session keys) and answers: every partition
+     * for a full fetch, for an incremental one those with something new.
+     */
+    private CompletableFuture<Response> read(FetchRequestData data, int replicaId, boolean byId, ClusterImage image,
+                                             List<FetchSessions.Key> keys, List<FetchRequestPartition> reads,
+                                             FetchSessions.Session session, boolean full) {
+        List<FetchRequestPartition> parts = new ArrayList<>();
+        Map<FetchRequestPartition, FetchResult> immediate = new LinkedHashMap<>();
+        for (int i = 0; i < reads.size(); i++) {
+            // checked against the image of this request: a session's partition may have gone, or its
+            // topic been created or re-created, since the session took it
+            FetchRequestPartition r = reads.get(i);
+            TopicMetadata topic = byId ? image.topic(r.partition().topicId()) : image.topic(r.partition().topic());
+            int partition = r.partition().partition();
+            if (topic == null || partition < 0 || partition >= topic.partitionCount()) {
+                immediate.put(r, FetchResult.error(byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION));
+                continue;
+            }
+            if (!topic.name().equals(r.partition().topic()) || !topic.id().equals(r.partition().topicId())) {
+                r = new FetchRequestPartition(new TopicIdPartition(topic.id(), partition, topic.name()), r.fetchOffset(),
+                        r.maxBytes(), r.currentLeaderEpoch(), r.lastFetchedEpoch());
+                reads.set(i, r);
+            }
+            parts.add(r);
         }
         long maxWait = immediate.isEmpty() ? data.maxWaitMs() : 0;
         return replicaManager.fetch(replicaId, parts, maxWait, data.minBytes(), data.maxBytes()).thenApply(results -> {
             Map<FetchRequestPartition, FetchResult> all = new LinkedHashMap<>(immediate);
             all.putAll(results);
-            return Response.reply(build(order, all, byId));
+            if (session == null) {
+                return Response.reply(build(reads, all, byId).setSessionId(FetchMetadata.INVALID_SESSION_ID));
+            }
+            Map<FetchSessions.Key, FetchRequestPartition> byKey = new LinkedHashMap<>();
+            Map<FetchSessions.Key, FetchResult> resultByKey = new LinkedHashMap<>();
+            for (int i = 0; i < keys.size(); i++) {
+                byKey.put(keys.get(i), reads.get(i));
+                resultByKey.put(keys.get(i), all.get(reads.get(i)));
+            }
+            List<FetchRequestPartition> answered = new ArrayList<>();
+            synchronized (session) {
+                for (FetchSessions.Key k : session.answer(resultByKey, full)) {
+                    answered.add(byKey.get(k));
+                }
+            }
+            return Response.reply(build(answered, all, byId).setSessionId(session.id));
         });
+    }
+
+    private static CompletableFuture<Response> sessionError(Errors error) {
+        return CompletableFuture.completedFuture(Response.reply(new FetchResponseData()
+                .setErrorCode(error.code())
+                .setSessionId(FetchMetadata.INVALID_SESSION_ID)));
     }
 
     private static FetchResponseData build(List<FetchRequestPartition> order, Map<FetchRequestPartition, FetchResult> results,
                                            boolean byId) {
         FetchResponseData response = new FetchResponseData()
-                .setErrorCode(Errors.NONE.code())
-                .setSessionId(FetchMetadata.INVALID_SESSION_ID);
+                .setErrorCode(Errors.NONE.code());
         FetchResponseData.FetchableTopicResponse current = null;
         for (FetchRequestPartition r : order) {
             TopicIdPartition tip = r.partition();

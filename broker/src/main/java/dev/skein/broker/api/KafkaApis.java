@@ -14,6 +14,7 @@ import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest;
@@ -48,6 +49,7 @@ import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
 
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -69,10 +71,17 @@ public final class KafkaApis implements RequestHandler {
     private final QuorumApi quorum;
 
     public KafkaApis(BrokerConfig config, Controller controller, ReplicaManager replicaManager, GroupCoordinator coordinator) {
+        this(config, controller, replicaManager, coordinator, Time.SYSTEM, new Random());
+    }
+
+    /** With the clock and the randomness (fetch session ids) of the broker. */
+    public KafkaApis(BrokerConfig config, Controller controller, ReplicaManager replicaManager, GroupCoordinator coordinator,
+                     Time time, Random random) {
         this.controller = controller;
         this.coordinator = coordinator;
         this.produce = new ProduceApi(replicaManager);
-        this.fetch = new FetchApi(replicaManager);
+        this.fetch = new FetchApi(replicaManager, new FetchSessions(config.maxIncrementalFetchSessionCacheSlots(),
+                FetchApi.SESSION_EVICTION_MS, time, random));
         this.metadata = new MetadataApi(controller, config);
         this.configs = new ConfigsApi(controller, config);
         this.topics = new TopicAdminApi(controller, config, configs, coordinator);
@@ -80,6 +89,11 @@ public final class KafkaApis implements RequestHandler {
         this.groups = new GroupApi();
         this.reassignments = new ReassignmentApi(controller);
         this.quorum = new QuorumApi(controller, config);
+    }
+
+    /** The incremental fetch sessions open on this broker. */
+    public int fetchSessionCount() {
+        return fetch.sessionCount();
     }
 
     @Override

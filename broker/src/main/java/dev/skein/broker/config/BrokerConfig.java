@@ -82,6 +82,7 @@ public final class BrokerConfig {
     public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
     public static final String NUM_NETWORK_THREADS = "num.network.threads";
     public static final String NUM_IO_THREADS = "num.io.threads";
+    public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
@@ -158,6 +159,8 @@ public final class BrokerConfig {
             .define(SOCKET_REQUEST_MAX_BYTES, INT, 100 * 1024 * 1024, atLeast(1), HIGH, "Largest request frame.")
             .define(NUM_NETWORK_THREADS, INT, 3, atLeast(1), HIGH, "Network (event loop) threads.")
             .define(NUM_IO_THREADS, INT, 8, atLeast(1), HIGH, "Request handler threads.")
+            .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, INT, 1000, atLeast(0), MEDIUM,
+                    "Incremental fetch sessions (KIP-227) kept at once; 0 offers none, so every fetch is a full one.")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets.")
             .define(OFFSETS_TOPIC_REPLICATION_FACTOR, INT, 3, atLeast(1), HIGH, "Replication factor of __consumer_offsets.")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, 100 * 1024 * 1024, atLeast(1), HIGH, "Segment size of __consumer_offsets.")
@@ -363,6 +366,10 @@ public final class BrokerConfig {
 
     public int numIoThreads() {
         return (Integer) get(NUM_IO_THREADS);
+    }
+
+    public int maxIncrementalFetchSessionCacheSlots() {
+        return (Integer) get(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS);
     }
 
     public long logRetentionCheckIntervalMs() {

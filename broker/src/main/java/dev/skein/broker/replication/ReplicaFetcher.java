@@ -1,6 +1,7 @@
 package dev.skein.broker.replication;
 
 import dev.skein.broker.storage.EpochEndOffset;
+import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FetchRequestData;
@@ -12,8 +13,11 @@ import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.FetchMetadata;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.ResponseHeader;
+import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,8 +29,11 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -70,6 +77,12 @@ public final class ReplicaFetcher implements Runnable {
      */
     private byte[] receiveBuffer = new byte[0];
     private static final int REUSED_RECEIVE_BYTES = 1 << 20;
+    /** Fetch sessions came with Fetch v7. */
+    static final short MIN_SESSION_VERSION = 7;
+    private static final Set<Errors> SESSION_ERRORS = Set.of(Errors.FETCH_SESSION_ID_NOT_FOUND,
+            Errors.INVALID_FETCH_SESSION_EPOCH, Errors.FETCH_SESSION_TOPIC_ID_ERROR);
+    /** This fetcher's side of its fetch session with the leader; fetcher thread only. */
+    private final FetchSessionHandler session;
 
     public ReplicaFetcher(int localId, int leaderId, String host, int port, FollowerLogs logs, ReplicationConfig config,
                           Time time, short version) {
@@ -88,6 +101,8 @@ public final class ReplicaFetcher implements Runnable {
         this.config = config;
         this.time = time;
         this.version = version;
+        this.session = new FetchSessionHandler(new LogContext("[ReplicaFetcher " + localId + " from " + leaderId + "] "),
+                leaderId);
     }
 
     public int leaderId() {
@@ -199,7 +214,21 @@ public final class ReplicaFetcher implements Runnable {
         // would fill to its cap meanwhile and the tokens beyond it would be lost
         int maxWaitMs = heldBack ? (int) Math.min(config.fetchWaitMaxMs(), throttle.msUntilAvailable()) : config.fetchWaitMaxMs();
         FetchRequestData request = buildRequest(round, positions, throttleBytes, maxWaitMs);
-        FetchResponseData response = send(request);
+        FetchResponseData response;
+        try {
+            response = send(request);
+        } catch (IOException | RuntimeException e) {
+            session.handleError(e);
+            throw e;
+        }
+        if (version >= MIN_SESSION_VERSION && !session.handleResponse(FetchResponse.of(response), version)) {
+            // the leader lost or refused the session (restart, eviction, epoch): the next fetch is a full one
+            Errors error = Errors.forCode(response.errorCode());
+            if (error == Errors.NONE || SESSION_ERRORS.contains(error)) {
+                log.debug("Fetch session with broker {} ended ({}); the next fetch opens a new one", leaderId, error);
+                return true;
+            }
+        }
         if (response.errorCode() != Errors.NONE.code()) {
             throw new IOException("fetch failed with " + Errors.forCode(response.errorCode()));
         }
@@ -263,48 +292,40 @@ public final class ReplicaFetcher implements Runnable {
         backoffUntil.put(tp, time.milliseconds() + config.fetchBackoffMs());
     }
 
+    /**
+     * The fetch of this round's partitions. From Fetch v7 it goes through the leader's fetch session
+     * (KIP-227): only partitions whose fetch position or limits changed are sent, partitions left out
+     * of this round (backed off, throttled) are forgotten, and a session the leader lost is opened
+     * again with a full fetch, all as kafka-clients' {@link FetchSessionHandler} decides.
+     */
     private FetchRequestData buildRequest(Map<TopicPartition, FetchTarget> round, Map<TopicPartition, FollowerLogs.Position> positions,
                                           long throttleBytes, int maxWaitMs) {
-        FetchRequestData data = new FetchRequestData()
-                .setMaxWaitMs(maxWaitMs)
-                .setMinBytes(config.fetchMinBytes())
-                .setMaxBytes(config.fetchResponseMaxBytes())
-                .setIsolationLevel((byte) 0)
-                .setSessionId(FetchMetadata.INVALID_SESSION_ID)
-                .setSessionEpoch(FetchMetadata.FINAL_EPOCH);
-        if (version >= 15) {
-            data.setReplicaState(new FetchRequestData.ReplicaState().setReplicaId(localId).setReplicaEpoch(-1));
-        } else {
-            data.setReplicaId(localId);
-        }
-        Map<String, FetchRequestData.FetchTopic> byTopic = new HashMap<>();
+        FetchSessionHandler.Builder builder = session.newBuilder(round.size(), false);
+        Map<TopicPartition, FetchRequest.PartitionData> all = new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, FetchTarget> e : round.entrySet()) {
             FetchTarget t = e.getValue();
             FollowerLogs.Position p = positions.get(e.getKey());
-            FetchRequestData.FetchTopic ft = byTopic.computeIfAbsent(e.getKey().topic(), name -> {
-                FetchRequestData.FetchTopic x = new FetchRequestData.FetchTopic();
-                if (version >= 13) {
-                    x.setTopicId(t.topicId());
-                } else {
-                    x.setTopic(name);
-                }
-                data.topics().add(x);
-                return x;
-            });
-            FetchRequestData.FetchPartition fp = new FetchRequestData.FetchPartition()
-                    .setPartition(e.getKey().partition())
-                    .setCurrentLeaderEpoch(t.leaderEpoch())
-                    .setFetchOffset(p.logEndOffset())
-                    .setLogStartOffset(p.logStartOffset())
-                    .setPartitionMaxBytes(t.throttled()
-                            ? (int) Math.max(1, Math.min(config.fetchMaxBytes(), throttleBytes))
-                            : config.fetchMaxBytes());
-            if (version >= 12) {
-                fp.setLastFetchedEpoch(p.latestEpoch());
-            }
-            ft.partitions().add(fp);
+            int maxBytes = t.throttled()
+                    ? (int) Math.max(1, Math.min(config.fetchMaxBytes(), throttleBytes))
+                    : config.fetchMaxBytes();
+            FetchRequest.PartitionData data = new FetchRequest.PartitionData(version >= 13 ? t.topicId() : Uuid.ZERO_UUID,
+                    p.logEndOffset(), p.logStartOffset(), maxBytes, Optional.of(t.leaderEpoch()),
+                    version >= 12 ? Optional.of(p.latestEpoch()) : Optional.empty());
+            all.put(e.getKey(), data);
+            builder.add(e.getKey(), data);
         }
-        return data;
+        FetchRequest.Builder request;
+        if (version >= MIN_SESSION_VERSION) {
+            FetchSessionHandler.FetchRequestData next = builder.build();
+            request = FetchRequest.Builder.forReplica(version, localId, -1, maxWaitMs, config.fetchMinBytes(), next.toSend())
+                    .removed(next.toForget())
+                    .replaced(next.toReplace())
+                    .metadata(next.metadata());
+        } else {
+            request = FetchRequest.Builder.forReplica(version, localId, -1, maxWaitMs, config.fetchMinBytes(), all)
+                    .metadata(FetchMetadata.LEGACY);
+        }
+        return request.setMaxBytes(config.fetchResponseMaxBytes()).build(version).data();
     }
 
     private FetchResponseData send(FetchRequestData body) throws IOException {

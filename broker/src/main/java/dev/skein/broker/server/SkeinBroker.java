@@ -223,7 +223,10 @@ public final class SkeinBroker implements AutoCloseable {
         }
 
         scheduleBackgroundWork(logManager);
-        KafkaApis apis = new KafkaApis(config, controller, replicaManager, coordinator);
+        KafkaApis apis = new KafkaApis(config, controller, replicaManager, coordinator, time, new java.util.Random());
+        io.micrometer.core.instrument.Gauge.builder("kafka.server.fetchsessioncache.num.incremental.fetch.sessions", apis,
+                        KafkaApis::fetchSessionCount)
+                .description("Incremental fetch sessions (KIP-227) open on this broker").register(registry);
         if (Controllers.isQuorum(config)) {
             Runnable serve = () -> {
                 actOnMetadata.run();

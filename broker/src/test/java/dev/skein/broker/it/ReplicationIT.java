@@ -167,6 +167,19 @@ class ReplicationIT {
         return out;
     }
 
+    /** The leader-side fetch sessions open on a broker, from its /metrics. */
+    private int fetchSessionsOn(int id) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + brokers[id].httpPort() + "/metrics"))
+                        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        for (String line : r.body().split("\n")) {
+            if (line.startsWith("kafka_server_fetchsessioncache_num_incremental_fetch_sessions ")) {
+                return (int) Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
+            }
+        }
+        throw new AssertionError("no fetch session gauge in the /metrics of broker " + id);
+    }
+
     private void awaitReplicasIdentical(int... ids) {
         await().atMost(WAIT).untilAsserted(() -> {
             Map<Long, String> first = logOf(ids[0]);
@@ -206,6 +219,8 @@ class ReplicationIT {
             awaitReplicasIdentical(0, 1, 2);
             assertThat(logOf(leader).values()).containsExactlyElementsOf(acknowledged);
             assertThat(registration().isr()).hasSize(3);
+            // each follower replicates through an incremental fetch session (KIP-227) with the leader
+            assertThat(fetchSessionsOn(leader)).isGreaterThanOrEqualTo(2);
 
             // one follower down: as in Kafka, the leader drops it from the ISR once it has not caught up
             // with new writes for replica.lag.time.max.ms; the waiting acks=all writes then succeed with min ISR 2

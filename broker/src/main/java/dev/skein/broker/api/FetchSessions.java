@@ -1,0 +1,184 @@
+package dev.skein.broker.api;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.FetchMetadata;
+import org.apache.kafka.common.utils.Time;
+
+import dev.skein.broker.server.FetchRequestPartition;
+import dev.skein.broker.server.FetchResult;
+
+/**
+ * The broker's incremental fetch sessions (KIP-227). A client that opens a session sends the whole
+ * partition list once; afterwards each request names only the partitions whose fetch position
+ * changed (and those to forget), and each response carries only the partitions with something new:
+ * records, an error, a diverging epoch, or a high watermark or log start offset the client has not
+ * been told yet. A follower fetching ~20 idle partitions per acks=all round trip then sends, reads
+ * and parses a few instead of all of them.
+ *
+ * <p>At most {@code maxSlots} sessions are kept ({@code max.incremental.fetch.session.cache.slots},
+ * 0 disables them). When the cache is full, a new session takes the slot of the least recently used
+ * one if that one has been idle for {@code evictionMs}, or if the new one is a follower's and the old
+ * one a consumer's (replication must not lose its sessions to a crowd of consumers); otherwise the
+ * client is answered without a session (id 0) and keeps sending full fetches, which always works.
+ *
+ * <p>A session is used by one client at a time, but a client that timed out may send its next
+ * request while the previous one still waits in the purgatory, so a session's state is only touched
+ * under its own lock.
+ */
+final class FetchSessions {
+    /** Where a session's partition is identified: by topic id from Fetch v13, by name before. */
+    record Key(Uuid topicId, String topic, int partition) {
+        static Key of(boolean byId, Uuid topicId, String topic, int partition) {
+            return byId ? new Key(topicId, null, partition) : new Key(Uuid.ZERO_UUID, topic, partition);
+        }
+    }
+
+    /** What the session holds for one partition: the request's fetch parameters and what the client was last told. */
+    static final class Cached {
+        FetchRequestPartition request;
+        long highWatermark = -1;
+        long logStartOffset = -1;
+
+        Cached(FetchRequestPartition request) {
+            this.request = request;
+        }
+    }
+
+    static final class Session {
+        final int id;
+        final boolean follower;
+        final boolean usesTopicIds;
+        /** The epoch the next request must carry. */
+        int nextEpoch = 1;
+        long lastUsedMs;
+        /** In fetch order: partitions that were answered with something move to the end, so none starves. */
+        final LinkedHashMap<Key, Cached> partitions = new LinkedHashMap<>();
+
+        Session(int id, boolean follower, boolean usesTopicIds, long nowMs) {
+            this.id = id;
+            this.follower = follower;
+            this.usesTopicIds = usesTopicIds;
+            this.lastUsedMs = nowMs;
+        }
+
+        /** The partitions to read for this request, in session order. */
+        List<FetchRequestPartition> requests() {
+            List<FetchRequestPartition> out = new ArrayList<>(partitions.size());
+            for (Cached c : partitions.values()) {
+                out.add(c.request);
+            }
+            return out;
+        }
+
+        /**
+         * Records what a response tells the client and returns the partitions it must carry: all of
+         * them in a full response, else those with something new. Answered partitions move to the end.
+         */
+        List<Key> answer(Map<Key, FetchResult> results, boolean full) {
+            List<Key> out = new ArrayList<>();
+            for (Iterator<Map.Entry<Key, Cached>> it = partitions.entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<Key, Cached> e = it.next();
+                FetchResult r = results.get(e.getKey());
+                if (r == null) {
+                    continue;
+                }
+                Cached c = e.getValue();
+                boolean changed = r.highWatermark() != c.highWatermark || r.logStartOffset() != c.logStartOffset;
+                c.highWatermark = r.highWatermark();
+                c.logStartOffset = r.logStartOffset();
+                if (full || changed || r.bytes() > 0 || r.error() != Errors.NONE
+                        || r.divergingEpoch() != null) {
+                    out.add(e.getKey());
+                }
+            }
+            if (!full) {
+                for (Key k : out) {
+                    partitions.put(k, partitions.remove(k));
+                }
+            }
+            return out;
+        }
+    }
+
+    private final int maxSlots;
+    private final long evictionMs;
+    private final Time time;
+    private final Random random;
+    private final Map<Integer, Session> sessions = new HashMap<>();
+
+    FetchSessions(int maxSlots, long evictionMs, Time time, Random random) {
+        this.maxSlots = maxSlots;
+        this.evictionMs = evictionMs;
+        this.time = time;
+        this.random = random;
+    }
+
+    /** Opens a session, or returns null if the cache has no slot for it (the client goes on without one). */
+    synchronized Session open(boolean follower, boolean usesTopicIds) {
+        if (maxSlots <= 0) {
+            return null;
+        }
+        long now = time.milliseconds();
+        if (sessions.size() >= maxSlots && !evictOne(follower, now)) {
+            return null;
+        }
+        int id;
+        do {
+            id = random.nextInt(Integer.MAX_VALUE);
+        } while (id == FetchMetadata.INVALID_SESSION_ID || sessions.containsKey(id));
+        Session s = new Session(id, follower, usesTopicIds, now);
+        sessions.put(id, s);
+        return s;
+    }
+
+    /** Frees a slot: the least recently used session if it is stale, else (for a follower) the least recently used consumer's. */
+    private boolean evictOne(boolean forFollower, long now) {
+        Session lru = leastRecentlyUsed(false);
+        if (lru != null && now - lru.lastUsedMs >= evictionMs) {
+            sessions.remove(lru.id);
+            return true;
+        }
+        Session consumer = forFollower ? leastRecentlyUsed(true) : null;
+        if (consumer != null) {
+            sessions.remove(consumer.id);
+            return true;
+        }
+        return false;
+    }
+
+    private Session leastRecentlyUsed(boolean consumersOnly) {
+        Session lru = null;
+        for (Session s : sessions.values()) {
+            if ((!consumersOnly || !s.follower) && (lru == null || s.lastUsedMs < lru.lastUsedMs)) {
+                lru = s;
+            }
+        }
+        return lru;
+    }
+
+    /** The session with this id, marked as used now, or null. */
+    synchronized Session get(int id) {
+        Session s = sessions.get(id);
+        if (s != null) {
+            s.lastUsedMs = time.milliseconds();
+        }
+        return s;
+    }
+
+    synchronized void close(int id) {
+        sessions.remove(id);
+    }
+
+    synchronized int size() {
+        return sessions.size();
+    }
+}

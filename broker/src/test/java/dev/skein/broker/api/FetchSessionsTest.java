@@ -1,0 +1,113 @@
+package dev.skein.broker.api;
+
+import dev.skein.broker.server.FetchRequestPartition;
+import dev.skein.broker.server.FetchResult;
+import dev.skein.broker.testing.ManualTime;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class FetchSessionsTest {
+    private static final Uuid TOPIC = Uuid.fromString("AAAAAAAAAAAAAAAAAAAAAQ");
+    private final ManualTime time = new ManualTime();
+
+    @Test
+    void idsAreDistinctAndNeverZero() {
+        FetchSessions cache = new FetchSessions(100, 1_000, time, new Random(7));
+        Set<Integer> ids = new HashSet<>();
+        for (int i = 0; i < 100; i++) {
+            FetchSessions.Session s = cache.open(false, true);
+            assertThat(s.id).isNotZero();
+            assertThat(ids.add(s.id)).isTrue();
+        }
+        assertThat(cache.size()).isEqualTo(100);
+    }
+
+    @Test
+    void aFullCacheEvictsOnlyAStaleSessionOrAConsumersForAFollower() {
+        FetchSessions cache = new FetchSessions(2, 1_000, time, new Random(1));
+        FetchSessions.Session consumer = cache.open(false, true);
+        time.advance(10);
+        FetchSessions.Session follower = cache.open(true, true);
+        time.advance(10);
+        // full, nothing stale: another consumer gets no session
+        assertThat(cache.open(false, true)).isNull();
+        // a follower displaces the least recently used consumer
+        FetchSessions.Session secondFollower = cache.open(true, true);
+        assertThat(secondFollower).isNotNull();
+        assertThat(cache.get(consumer.id)).isNull();
+        // only followers left and none stale: neither kind gets one
+        assertThat(cache.open(true, true)).isNull();
+        assertThat(cache.open(false, true)).isNull();
+        // once the least recently used one has been idle long enough, it makes room
+        time.advance(1_000);
+        assertThat(cache.get(secondFollower.id)).isNotNull();
+        FetchSessions.Session late = cache.open(false, true);
+        assertThat(late).isNotNull();
+        assertThat(cache.get(follower.id)).as("the stale one was evicted").isNull();
+        assertThat(cache.get(secondFollower.id)).isNotNull();
+    }
+
+    @Test
+    void noSlotsMeansNoSessions() {
+        assertThat(new FetchSessions(0, 1_000, time, new Random(1)).open(true, true)).isNull();
+    }
+
+    @Test
+    void anIncrementalAnswerCarriesOnlyWhatChangedAndRotatesTheAnsweredToTheEnd() {
+        FetchSessions.Session s = new FetchSessions(10, 1_000, time, new Random(1)).open(true, true);
+        FetchSessions.Key k0 = key(0);
+        FetchSessions.Key k1 = key(1);
+        FetchSessions.Key k2 = key(2);
+        for (FetchSessions.Key k : List.of(k0, k1, k2)) {
+            s.partitions.put(k, new FetchSessions.Cached(request(k.partition())));
+        }
+        Map<FetchSessions.Key, FetchResult> results = new LinkedHashMap<>();
+        results.put(k0, empty(5, 0));
+        results.put(k1, empty(7, 0));
+        results.put(k2, empty(0, 0));
+        // the full answer carries everything and remembers what it told
+        assertThat(s.answer(results, true)).containsExactly(k0, k1, k2);
+        assertThat(s.answer(results, false)).as("nothing changed").isEmpty();
+
+        results.put(k0, new FetchResult(Errors.NONE, 6, 0, records()));
+        results.put(k2, empty(0, 3));
+        assertThat(s.answer(results, false)).containsExactly(k0, k2);
+        assertThat(s.partitions.keySet()).as("answered partitions go last, in order").containsExactly(k1, k0, k2);
+
+        results.put(k0, empty(6, 0));
+        results.put(k2, empty(0, 3));
+        results.put(k1, FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER));
+        assertThat(s.answer(results, false)).as("an error is always answered").containsExactly(k1);
+    }
+
+    private static FetchSessions.Key key(int partition) {
+        return FetchSessions.Key.of(true, TOPIC, "t", partition);
+    }
+
+    private static FetchRequestPartition request(int partition) {
+        return new FetchRequestPartition(new TopicIdPartition(TOPIC, partition, "t"), 0, 1 << 20, Optional.empty());
+    }
+
+    private static FetchResult empty(long highWatermark, long logStartOffset) {
+        return new FetchResult(Errors.NONE, highWatermark, logStartOffset, MemoryRecords.EMPTY);
+    }
+
+    private static MemoryRecords records() {
+        return MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("v".getBytes()));
+    }
+}
