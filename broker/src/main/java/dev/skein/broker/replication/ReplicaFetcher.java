@@ -300,8 +300,9 @@ public final class ReplicaFetcher implements Runnable {
      */
     private FetchRequestData buildRequest(Map<TopicPartition, FetchTarget> round, Map<TopicPartition, FollowerLogs.Position> positions,
                                           long throttleBytes, int maxWaitMs) {
-        FetchSessionHandler.Builder builder = session.newBuilder(round.size(), false);
-        Map<TopicPartition, FetchRequest.PartitionData> all = new LinkedHashMap<>();
+        boolean sessions = version >= MIN_SESSION_VERSION;
+        FetchSessionHandler.Builder builder = sessions ? session.newBuilder(round.size(), false) : null;
+        Map<TopicPartition, FetchRequest.PartitionData> all = sessions ? null : new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, FetchTarget> e : round.entrySet()) {
             FetchTarget t = e.getValue();
             FollowerLogs.Position p = positions.get(e.getKey());
@@ -311,11 +312,14 @@ public final class ReplicaFetcher implements Runnable {
             FetchRequest.PartitionData data = new FetchRequest.PartitionData(version >= 13 ? t.topicId() : Uuid.ZERO_UUID,
                     p.logEndOffset(), p.logStartOffset(), maxBytes, Optional.of(t.leaderEpoch()),
                     version >= 12 ? Optional.of(p.latestEpoch()) : Optional.empty());
-            all.put(e.getKey(), data);
-            builder.add(e.getKey(), data);
+            if (sessions) {
+                builder.add(e.getKey(), data);
+            } else {
+                all.put(e.getKey(), data);
+            }
         }
         FetchRequest.Builder request;
-        if (version >= MIN_SESSION_VERSION) {
+        if (sessions) {
             FetchSessionHandler.FetchRequestData next = builder.build();
             request = FetchRequest.Builder.forReplica(version, localId, -1, maxWaitMs, config.fetchMinBytes(), next.toSend())
                     .removed(next.toForget())
