@@ -22,11 +22,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -199,15 +194,8 @@ class FetchSessionIT {
         }
     }
 
-    private static int sessionCount() throws IOException, InterruptedException {
-        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + broker.httpPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
-        for (String line : r.body().split("\n")) {
-            if (line.startsWith("kafka_server_fetchsessioncache_num_incremental_fetch_sessions ")) {
-                return (int) Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
-            }
-        }
-        throw new AssertionError("no fetch session gauge in /metrics");
+    private static int sessionCount() throws Exception {
+        return (int) BrokerMetrics.value(broker.httpPort(), "kafka_server_fetchsessioncache_num_incremental_fetch_sessions");
     }
 
     private static FetchRequestData request(int sessionId, int epoch, int maxWaitMs) {

@@ -169,15 +169,7 @@ class ReplicationIT {
 
     /** The leader-side fetch sessions open on a broker, from its /metrics. */
     private int fetchSessionsOn(int id) throws Exception {
-        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
-                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + brokers[id].httpPort() + "/metrics"))
-                        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
-        for (String line : r.body().split("\n")) {
-            if (line.startsWith("kafka_server_fetchsessioncache_num_incremental_fetch_sessions ")) {
-                return (int) Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
-            }
-        }
-        throw new AssertionError("no fetch session gauge in the /metrics of broker " + id);
+        return (int) BrokerMetrics.value(brokers[id].httpPort(), "kafka_server_fetchsessioncache_num_incremental_fetch_sessions");
     }
 
     private void awaitReplicasIdentical(int... ids) {

@@ -127,6 +127,20 @@ public final class NodeLossReplacer {
             LOG.info("SkeinCluster {}/{}: node loss: {}: {}", names.namespace(), names.cluster(), action.reason(),
                     action.message());
         }
+        // The Event goes out before the step takes effect: an operator that dies right after deleting a
+        // pod or a claim has announced it, and its successor, resuming from the annotation, does not repeat
+        // a step it sees done (a step that failed is decided, and announced, again).
+        if (acting || (reasonChanged && !(action instanceof NodeLossAction.Healthy))) {
+            if (action instanceof NodeLossAction.Refuse || action.reason() == NodeLossReason.NodeLost) {
+                events.warning(cluster, action.reason().name(), action.message());
+            } else {
+                events.normal(cluster, action.reason().name(), action.message());
+            }
+            Counter.builder("skein.operator.node.loss.steps")
+                    .description("Node-loss handling steps taken or reported (by reason)")
+                    .tag("namespace", names.namespace()).tag("cluster", names.cluster())
+                    .tag("reason", action.reason().name()).register(registry).increment();
+        }
         switch (action) {
             case NodeLossAction.SetThrottle t -> {
                 annotate(client, cluster, NodeLossProgress.ANNOTATION, next);
@@ -160,17 +174,6 @@ public final class NodeLossReplacer {
             }
             case NodeLossAction.Healthy h -> {
             }
-        }
-        if (acting || (reasonChanged && !(action instanceof NodeLossAction.Healthy))) {
-            if (action instanceof NodeLossAction.Refuse || action.reason() == NodeLossReason.NodeLost) {
-                events.warning(cluster, action.reason().name(), action.message());
-            } else {
-                events.normal(cluster, action.reason().name(), action.message());
-            }
-            Counter.builder("skein.operator.node.loss.steps")
-                    .description("Node-loss handling steps taken or reported (by reason)")
-                    .tag("namespace", names.namespace()).tag("cluster", names.cluster())
-                    .tag("reason", action.reason().name()).register(registry).increment();
         }
     }
 
