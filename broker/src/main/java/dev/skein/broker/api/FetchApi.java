@@ -156,16 +156,14 @@ final class FetchApi {
             if (session == null) {
                 return Response.reply(build(reads, all, byId).setSessionId(FetchMetadata.INVALID_SESSION_ID));
             }
-            Map<FetchSessions.Key, FetchRequestPartition> byKey = new LinkedHashMap<>();
-            Map<FetchSessions.Key, FetchResult> resultByKey = new LinkedHashMap<>();
-            for (int i = 0; i < keys.size(); i++) {
-                byKey.put(keys.get(i), reads.get(i));
-                resultByKey.put(keys.get(i), all.get(reads.get(i)));
+            List<FetchResult> inOrder = new ArrayList<>(reads.size());
+            for (FetchRequestPartition r : reads) {
+                inOrder.add(all.get(r));
             }
             List<FetchRequestPartition> answered = new ArrayList<>();
             synchronized (session) {
-                for (FetchSessions.Key k : session.answer(resultByKey, full)) {
-                    answered.add(byKey.get(k));
+                for (int i : session.answer(keys, inOrder, full)) {
+                    answered.add(reads.get(i));
                 }
             }
             return Response.reply(build(answered, all, byId).setSessionId(session.id));

@@ -2,7 +2,6 @@ package dev.skein.broker.api;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -80,28 +79,28 @@ final class FetchSessions {
         }
 
         /**
-         * Records what a response tells the client and returns the partitions it must carry: all of
-         * them in a full response, else those with something new. Answered partitions move to the end.
+         * Records what a response tells the client about {@code keys} (their {@code results}, in the
+         * same order) and returns the indexes of those it must carry: all of them in a full response,
+         * else those with something new. Answered partitions move to the end of the session's order.
          */
-        List<Key> answer(Map<Key, FetchResult> results, boolean full) {
-            List<Key> out = new ArrayList<>();
-            for (Iterator<Map.Entry<Key, Cached>> it = partitions.entrySet().iterator(); it.hasNext(); ) {
-                Map.Entry<Key, Cached> e = it.next();
-                FetchResult r = results.get(e.getKey());
-                if (r == null) {
-                    continue;
+        List<Integer> answer(List<Key> keys, List<FetchResult> results, boolean full) {
+            List<Integer> out = new ArrayList<>();
+            for (int i = 0; i < keys.size(); i++) {
+                Cached c = partitions.get(keys.get(i));
+                FetchResult r = results.get(i);
+                if (c == null) {
+                    continue; // forgotten by a later request of this session meanwhile
                 }
-                Cached c = e.getValue();
                 boolean changed = r.highWatermark() != c.highWatermark || r.logStartOffset() != c.logStartOffset;
                 c.highWatermark = r.highWatermark();
                 c.logStartOffset = r.logStartOffset();
-                if (full || changed || r.bytes() > 0 || r.error() != Errors.NONE
-                        || r.divergingEpoch() != null) {
-                    out.add(e.getKey());
+                if (full || changed || r.bytes() > 0 || r.error() != Errors.NONE || r.divergingEpoch() != null) {
+                    out.add(i);
                 }
             }
             if (!full) {
-                for (Key k : out) {
+                for (int i : out) {
+                    Key k = keys.get(i);
                     partitions.put(k, partitions.remove(k));
                 }
             }

@@ -12,9 +12,7 @@ import org.apache.kafka.common.record.SimpleRecord;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
@@ -76,23 +74,24 @@ class FetchSessionsTest {
         for (FetchSessions.Key k : List.of(k0, k1, k2)) {
             s.partitions.put(k, new FetchSessions.Cached(request(k.partition())));
         }
-        Map<FetchSessions.Key, FetchResult> results = new LinkedHashMap<>();
-        results.put(k0, empty(5, 0));
-        results.put(k1, empty(7, 0));
-        results.put(k2, empty(0, 0));
+        List<FetchSessions.Key> keys = List.of(k0, k1, k2);
         // the full answer carries everything and remembers what it told
-        assertThat(s.answer(results, true)).containsExactly(k0, k1, k2);
-        assertThat(s.answer(results, false)).as("nothing changed").isEmpty();
+        assertThat(s.answer(keys, List.of(empty(5, 0), empty(7, 0), empty(0, 0)), true)).containsExactly(0, 1, 2);
+        assertThat(s.answer(keys, List.of(empty(5, 0), empty(7, 0), empty(0, 0)), false)).as("nothing changed").isEmpty();
 
-        results.put(k0, new FetchResult(Errors.NONE, 6, 0, records()));
-        results.put(k2, empty(0, 3));
-        assertThat(s.answer(results, false)).containsExactly(k0, k2);
+        // new records on k0, a new log start offset on k2
+        assertThat(s.answer(keys, List.of(new FetchResult(Errors.NONE, 6, 0, records()), empty(7, 0), empty(0, 3)), false))
+                .containsExactly(0, 2);
         assertThat(s.partitions.keySet()).as("answered partitions go last, in order").containsExactly(k1, k0, k2);
 
-        results.put(k0, empty(6, 0));
-        results.put(k2, empty(0, 3));
-        results.put(k1, FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER));
-        assertThat(s.answer(results, false)).as("an error is always answered").containsExactly(k1);
+        assertThat(s.answer(List.of(k1, k0, k2), List.of(FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER), empty(6, 0),
+                empty(0, 3)), false)).as("an error is always answered").containsExactly(0);
+
+        // a partition forgotten meanwhile is neither answered nor put back; k1's watermark is news again after its error
+        s.partitions.remove(k0);
+        assertThat(s.answer(keys, List.of(new FetchResult(Errors.NONE, 9, 0, records()), empty(7, 0), empty(0, 3)), false))
+                .containsExactly(1);
+        assertThat(s.partitions).doesNotContainKey(k0);
     }
 
     private static FetchSessions.Key key(int partition) {
