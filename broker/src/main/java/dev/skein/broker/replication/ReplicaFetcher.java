@@ -234,18 +234,30 @@ public final class ReplicaFetcher implements Runnable {
         }
         Map<Uuid, String> names = new HashMap<>();
         round.values().forEach(t -> names.put(t.topicId(), t.partition().topic()));
+        boolean dropped = false;
         for (FetchResponseData.FetchableTopicResponse tr : response.responses()) {
             String topic = version >= 13 ? names.get(tr.topicId()) : tr.topic();
             if (topic == null) {
+                dropped = true;
                 continue;
             }
             for (FetchResponseData.PartitionData pd : tr.partitions()) {
                 TopicPartition tp = new TopicPartition(topic, pd.partitionIndex());
                 FetchTarget target = round.get(tp);
-                if (target != null && partitions.get(tp) == target) {
-                    handlePartition(target, positions.get(tp), pd);
+                FetchTarget current = partitions.get(tp);
+                // the same partition re-assigned with the same leader epoch (a new target object from a
+                // metadata update) still takes the answer; FollowerLogs checks the epoch again
+                if (target != null && current != null && current.leaderEpoch() == target.leaderEpoch()) {
+                    handlePartition(current, positions.get(tp), pd);
+                } else {
+                    dropped = true;
                 }
             }
+        }
+        if (dropped && version >= MIN_SESSION_VERSION) {
+            // The leader's session now counts what it sent as told (a high watermark, say) and would not
+            // send it again: a full fetch next makes it answer every partition afresh.
+            session.handleError(new IllegalStateException("a fetch response partition was not applied"));
         }
         return true;
     }
