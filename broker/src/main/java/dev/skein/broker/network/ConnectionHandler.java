@@ -14,6 +14,7 @@ import org.apache.kafka.common.requests.ResponseHeader;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -186,6 +187,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             long bytes = ResponseWriter.write(ctx, header, body, version);
             ctx.flush();
             metrics.record(api, metrics.nanoTime() - startNs, bytes);
+        } catch (ClosedChannelException e) {
+            // not the client's doing: its partition's log was deleted or closed since the read. It reconnects and
+            // fetches again, and learns where the partition went.
+            log.info("Closing connection from {}: a segment file of its {} response was closed before it could be sent",
+                    ctx.channel().remoteAddress(), api);
+            ctx.close();
+            return;
         } catch (Exception e) {
             badClients.closing(ctx.channel(), "could not encode " + api + " response: " + e);
             ctx.close();

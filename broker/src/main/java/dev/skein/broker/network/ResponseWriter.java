@@ -1,5 +1,6 @@
 package dev.skein.broker.network;
 
+import dev.skein.broker.storage.SegmentChannels;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.DefaultFileRegion;
@@ -31,21 +32,35 @@ final class ResponseWriter {
     static long write(ChannelHandlerContext ctx, ResponseHeader header, ApiMessage body, short version) throws IOException {
         Send send = SendBuilder.buildResponseSend(header, body, version);
         Collector collector = new Collector();
-        while (!send.completed()) {
-            send.writeTo(collector);
+        try {
+            while (!send.completed()) {
+                send.writeTo(collector);
+            }
+        } catch (IOException | RuntimeException e) {
+            collector.releaseFrom(0);
+            throw e;
         }
         collector.endRun();
-        // buffers are allocated only here, each handed to the channel at once: nothing to release on a failure above
-        for (Object part : collector.parts) {
-            if (part instanceof Run run) {
-                ByteBuf buf = ctx.alloc().directBuffer(run.bytes);
-                for (ByteBuffer b : run.buffers) {
-                    buf.writeBytes(b);
+        // buffers are allocated only here, each handed to the channel at once (which releases it once
+        // sent or failed); what was not handed over when an allocation fails is released here
+        List<Object> parts = collector.parts;
+        int i = 0;
+        try {
+            for (; i < parts.size(); i++) {
+                Object part = parts.get(i);
+                if (part instanceof Run run) {
+                    ByteBuf buf = ctx.alloc().directBuffer(run.bytes);
+                    for (ByteBuffer b : run.buffers) {
+                        buf.writeBytes(b);
+                    }
+                    ctx.write(buf);
+                } else {
+                    ctx.write(part);
                 }
-                ctx.write(buf);
-            } else {
-                ctx.write(part);
             }
+        } catch (RuntimeException | Error e) {
+            collector.releaseFrom(i);
+            throw e;
         }
         return collector.total;
     }
@@ -62,6 +77,15 @@ final class ResponseWriter {
         private Run run;
         long total;
 
+        /** Releases the file ranges from part {@code from} on: their leases on the segments' files. */
+        void releaseFrom(int from) {
+            for (int i = from; i < parts.size(); i++) {
+                if (parts.get(i) instanceof FileSlice slice) {
+                    slice.release();
+                }
+            }
+        }
+
         void endRun() {
             if (run != null) {
                 parts.add(run);
@@ -75,10 +99,11 @@ final class ResponseWriter {
         }
 
         @Override
-        public long transferFrom(FileChannel fileChannel, long position, long count) {
+        public long transferFrom(FileChannel fileChannel, long position, long count) throws IOException {
             if (count > 0) {
                 endRun();
-                parts.add(new FileSlice(fileChannel, position, count));
+                // refused (ClosedChannelException) if the segment was closed since the read: the response cannot be sent
+                parts.add(new FileSlice(fileChannel, position, count, SegmentChannels.lease(fileChannel)));
                 total += count;
             }
             return count;
@@ -126,18 +151,22 @@ final class ResponseWriter {
 
     /**
      * A range of a segment file. A {@link DefaultFileRegion}, so the epoll transport sends it with
-     * {@code sendfile} on the segment's descriptor (NIO with {@code FileChannel.transferTo}); unlike
-     * Netty's, releasing it never closes the file channel, which belongs to the log segment and stays
-     * open for other readers.
+     * {@code sendfile} on the segment's descriptor (NIO with {@code FileChannel.transferTo}). It holds
+     * a lease on the segment's file: the segment's close waits for its release (sent, or dropped with
+     * the connection), so the descriptor cannot be closed and reused while the range is in flight.
+     * Unlike Netty's, releasing it never closes the file channel itself, which belongs to the segment.
      */
     static final class FileSlice extends DefaultFileRegion {
-        FileSlice(FileChannel file, long position, long count) {
+        private final SegmentChannels.Lease lease;
+
+        FileSlice(FileChannel file, long position, long count, SegmentChannels.Lease lease) {
             super(file, position, count);
+            this.lease = lease;
         }
 
         @Override
         protected void deallocate() {
-            // the file channel belongs to the segment
+            lease.release();
         }
     }
 }

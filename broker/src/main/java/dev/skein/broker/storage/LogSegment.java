@@ -41,6 +41,7 @@ final class LogSegment implements Closeable {
     private volatile long offsetOfMaxTimestamp = -1;
     private volatile long lastOffset = -1;
     private long rollStartMs;
+    private boolean closed;
     /** Bytes cut off by recovery when this segment was opened (0 if it was intact). */
     int truncatedBytes;
 
@@ -49,6 +50,7 @@ final class LogSegment implements Closeable {
         this.baseOffset = baseOffset;
         this.indexIntervalBytes = config.indexIntervalBytes();
         this.log = log;
+        SegmentChannels.register(log.channel());
         this.offsetIndex = new OffsetIndex(file(dir, baseOffset, INDEX_SUFFIX), baseOffset, config.segmentIndexBytes());
         this.timeIndex = new TimeIndex(file(dir, baseOffset, TIME_INDEX_SUFFIX), baseOffset, config.segmentIndexBytes());
         this.rollStartMs = nowMs;
@@ -419,8 +421,10 @@ final class LogSegment implements Closeable {
     }
 
     void closeQuietly() {
+        closed = true;
         try {
-            log.closeHandlers();
+            // a response may still be sending a range of the file: then the last one closes it
+            SegmentChannels.close(log.channel(), log::closeHandlers);
         } catch (IOException ignored) {
             // closing a channel we are discarding
         }
@@ -439,10 +443,17 @@ final class LogSegment implements Closeable {
     /** Records the final time index entry (so a clean reopen knows the max timestamp), fsyncs and closes. */
     @Override
     public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
         if (log.channel().isOpen()) {
             timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
+            // FileRecords.close(), but a response may still be sending a range of the file: then the last one closes it
+            log.flush();
+            log.trim();
         }
-        log.close();
+        SegmentChannels.close(log.channel(), log::closeHandlers);
         offsetIndex.close();
         timeIndex.close();
     }

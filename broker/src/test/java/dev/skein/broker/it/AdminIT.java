@@ -55,6 +55,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -63,6 +66,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -181,6 +186,74 @@ class AdminIT {
         // deleting again is an unknown topic
         assertThatThrownBy(() -> admin.deleteTopics(List.of("del-by-name")).all().get())
                 .hasCauseInstanceOf(UnknownTopicOrPartitionException.class);
+    }
+
+    @Test
+    void aTopicDeletedWhileAConsumerReadsItLeavesNoFileOfItOpen() throws Exception {
+        admin.createTopics(List.of(new NewTopic("deleted-while-read", 1, (short) 1)
+                .configs(Map.of("segment.bytes", "1048576")))).all().get();
+        String value = "v".repeat(1000);
+        try (KafkaProducer<String, String> producer = broker.producer(Map.of())) {
+            for (int i = 0; i < 6000; i++) {
+                producer.send(new ProducerRecord<>("deleted-while-read", 0, "k", value));
+            }
+            producer.flush();
+        }
+        Path dir = broker.dataDir().resolve("logs").resolve("deleted-while-read-0");
+        assertThat(openFilesUnder(dir)).as("the segments are open").isNotEmpty();
+
+        // a consumer reads the topic over and over (segment ranges in flight) while it is deleted
+        TopicPartition tp = new TopicPartition("deleted-while-read", 0);
+        AtomicLong read = new AtomicLong();
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread reader = new Thread(() -> {
+            try (KafkaConsumer<String, String> consumer = broker.consumer("g-deleted-while-read", Map.of())) {
+                consumer.assign(List.of(tp));
+                consumer.seekToBeginning(List.of(tp));
+                while (!stop.get()) {
+                    try {
+                        ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(50));
+                        read.addAndGet(records.count());
+                        if (!records.isEmpty() && records.records(tp).getLast().offset() == 5999) {
+                            consumer.seekToBeginning(List.of(tp));
+                        }
+                    } catch (RuntimeException e) {
+                        // the partition went away under it: what a client sees of a deleted topic
+                    }
+                }
+            }
+        }, "deleted-while-read-consumer");
+        reader.start();
+        try {
+            await().atMost(WAIT).until(() -> read.get() > 6000);
+            admin.deleteTopics(List.of("deleted-while-read")).all().get();
+            await().atMost(WAIT).untilAsserted(() ->
+                    assertThat(admin.listTopics().names().get()).doesNotContain("deleted-while-read"));
+        } finally {
+            stop.set(true);
+            reader.join(WAIT.toMillis());
+        }
+        assertThat(Files.exists(dir)).isFalse();
+        await("every segment file of the deleted topic closed").atMost(WAIT)
+                .untilAsserted(() -> assertThat(openFilesUnder(dir)).isEmpty());
+    }
+
+    /** The files under {@code dir} this JVM (the broker's) holds open, from {@code /proc/self/fd}. */
+    private static List<String> openFilesUnder(Path dir) throws IOException {
+        List<String> open = new ArrayList<>();
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : fds.toList()) {
+                try {
+                    String target = Files.readSymbolicLink(fd).toString();
+                    if (target.startsWith(dir + "/")) {
+                        open.add(target);
+                    }
+                } catch (IOException e) {
+                    // closed since the listing
+                }
+            }
+        }
+        return open;
     }
 
     @Test

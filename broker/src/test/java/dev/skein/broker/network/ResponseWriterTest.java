@@ -1,11 +1,15 @@
 package dev.skein.broker.network;
 
+import dev.skein.broker.storage.LogConfig;
+import dev.skein.broker.storage.PartitionLog;
+import dev.skein.broker.testing.ManualTime;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.FileRegion;
 import io.netty.channel.embedded.EmbeddedChannel;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchResponseData;
@@ -14,6 +18,7 @@ import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.Records;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.requests.ResponseHeader;
 import org.junit.jupiter.api.AfterEach;
@@ -22,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.Channels;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
@@ -29,6 +35,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A response leaves as few messages: the in-memory bytes between two file ranges as one direct
@@ -112,5 +119,64 @@ class ResponseWriterTest {
             values.add(new String(org.apache.kafka.common.utils.Utils.toArray(r.value())));
         }
         assertThat(values).containsExactly("one", "two");
+    }
+    private PartitionLog partition(int p) throws Exception {
+        PartitionLog log = PartitionLog.open(dir.resolve("orders-" + p), new TopicPartition("orders", p),
+                LogConfig.defaults(), new ManualTime(1_000_000L));
+        log.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("one".getBytes()),
+                new SimpleRecord("two".getBytes())), 0);
+        return log;
+    }
+
+    private static FetchResponseData fetchResponse(Records... records) {
+        FetchResponseData.FetchableTopicResponse topic = new FetchResponseData.FetchableTopicResponse()
+                .setTopicId(Uuid.randomUuid());
+        for (int p = 0; p < records.length; p++) {
+            topic.partitions().add(new FetchResponseData.PartitionData().setPartitionIndex(p).setRecords(records[p]));
+        }
+        return new FetchResponseData().setResponses(List.of(topic));
+    }
+
+    @Test
+    void aSegmentDeletedWhileItsRangeIsInFlightIsClosedOnlyWhenTheRangeIsReleased() throws Exception {
+        PartitionLog log = partition(0);
+        FileRecords records = (FileRecords) log.read(0, 1 << 20, Long.MAX_VALUE, true).records();
+        ChannelHandlerContext ctx = channel.pipeline().firstContext();
+        ResponseWriter.write(ctx, new ResponseHeader(1, ApiKeys.FETCH.responseHeaderVersion(FETCH_VERSION)),
+                fetchResponse(records), FETCH_VERSION);
+        channel.flush();
+
+        log.delete();
+        assertThat(records.channel().isOpen()).as("the transport has yet to send the range").isTrue();
+
+        Object msg;
+        while ((msg = channel.readOutbound()) != null) {
+            if (msg instanceof FileRegion region) {
+                ByteArrayOutputStream sent = new ByteArrayOutputStream();
+                region.transferTo(Channels.newChannel(sent), 0);
+                assertThat(sent.size()).as("the deleted segment's bytes").isEqualTo(records.sizeInBytes());
+            }
+            io.netty.util.ReferenceCountUtil.release(msg);
+        }
+        assertThat(records.channel().isOpen()).as("sent: its release closed the file").isFalse();
+    }
+
+    @Test
+    void aResponseNamingAClosedSegmentIsRefusedAndReleasesWhatItLeased() throws Exception {
+        PartitionLog open = partition(0);
+        PartitionLog closed = partition(1);
+        FileRecords first = (FileRecords) open.read(0, 1 << 20, Long.MAX_VALUE, true).records();
+        FileRecords second = (FileRecords) closed.read(0, 1 << 20, Long.MAX_VALUE, true).records();
+        closed.delete();
+        ChannelHandlerContext ctx = channel.pipeline().firstContext();
+
+        assertThatThrownBy(() -> ResponseWriter.write(ctx, new ResponseHeader(1,
+                ApiKeys.FETCH.responseHeaderVersion(FETCH_VERSION)), fetchResponse(first, second), FETCH_VERSION))
+                .isInstanceOf(ClosedChannelException.class);
+        channel.flush();
+        assertThat((Object) channel.readOutbound()).as("nothing of it was written").isNull();
+
+        open.close();
+        assertThat(first.channel().isOpen()).as("the first range's lease was given back").isFalse();
     }
 }

@@ -47,7 +47,7 @@ public class CodecBenchmark {
     private byte[] frame;
     private byte[] fetchFrame;
     private ProduceResponseData response;
-    private final FetchBenchmark.CountingChannel channel = new FetchBenchmark.CountingChannel();
+    private final FetchBenchmark.CountingChannel channel = new FetchBenchmark.CountingChannel(false);
 
     @Setup(Level.Trial)
     public void setUp() {

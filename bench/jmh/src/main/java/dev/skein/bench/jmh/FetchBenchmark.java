@@ -1,5 +1,6 @@
 package dev.skein.bench.jmh;
 
+import dev.skein.broker.storage.SegmentChannels;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.network.Send;
@@ -44,10 +45,14 @@ public class FetchBenchmark {
     @Param({"1048576"})
     int maxBytes;
 
+    /** Whether each file range takes and gives back its lease on the segment's file, as the broker's responses do. */
+    @Param({"true", "false"})
+    boolean lease;
+
     private TempLog temp;
     private long endOffset;
     private final SplittableRandom random = new SplittableRandom(7);
-    private final CountingChannel channel = new CountingChannel();
+    private CountingChannel channel;
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
@@ -57,6 +62,7 @@ public class FetchBenchmark {
             temp.log.appendAsLeader(batch, 0);
         }
         endOffset = temp.log.logEndOffset();
+        channel = new CountingChannel(lease);
     }
 
     @TearDown(Level.Trial)
@@ -83,9 +89,14 @@ public class FetchBenchmark {
         return total;
     }
 
-    /** Accepts everything; file ranges are counted, not read. */
+    /** Accepts everything; file ranges are counted (and leased, with {@code lease}), not read. */
     static final class CountingChannel implements TransferableChannel {
+        private final boolean lease;
         long bytes;
+
+        CountingChannel(boolean lease) {
+            this.lease = lease;
+        }
 
         @Override
         public boolean hasPendingWrites() {
@@ -93,7 +104,11 @@ public class FetchBenchmark {
         }
 
         @Override
-        public long transferFrom(FileChannel fileChannel, long position, long count) {
+        public long transferFrom(FileChannel fileChannel, long position, long count) throws IOException {
+            if (lease) {
+                // the broker releases it when the transport has sent the range; here at once
+                SegmentChannels.lease(fileChannel).release();
+            }
             bytes += count;
             return count;
         }
