@@ -151,8 +151,11 @@ final class FetchApi {
         }
         long maxWait = immediate.isEmpty() ? data.maxWaitMs() : 0;
         return replicaManager.fetch(replicaId, parts, maxWait, data.minBytes(), data.maxBytes()).thenApply(results -> {
-            Map<FetchRequestPartition, FetchResult> all = new LinkedHashMap<>(immediate);
-            all.putAll(results);
+            Map<FetchRequestPartition, FetchResult> all = results;
+            if (!immediate.isEmpty()) {
+                all = new LinkedHashMap<>(immediate);
+                all.putAll(results);
+            }
             if (session == null) {
                 return Response.reply(build(reads, all, byId).setSessionId(FetchMetadata.INVALID_SESSION_ID));
             }

@@ -66,6 +66,8 @@ public final class ReplicaFetcher implements Runnable {
     private final Throttle throttle;
     private final Map<TopicPartition, FetchTarget> partitions = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Long> backoffUntil = new ConcurrentHashMap<>();
+    /** Per partition, the fetch data of its last round (the fetcher's thread only). */
+    private final Map<TopicPartition, FetchRequest.PartitionData> lastFetched = new HashMap<>();
     private final Object wakeup = new Object();
     private volatile boolean running;
     private volatile Thread thread;
@@ -210,6 +212,9 @@ public final class ReplicaFetcher implements Runnable {
         if (round.isEmpty()) {
             return false;
         }
+        if (lastFetched.size() > round.size()) {
+            lastFetched.keySet().retainAll(round.keySet());
+        }
         // a held-back partition must not wait out a whole long-poll behind the others: the bucket
         // would fill to its cap meanwhile and the tokens beyond it would be lost
         int maxWaitMs = heldBack ? (int) Math.min(config.fetchWaitMaxMs(), throttle.msUntilAvailable()) : config.fetchWaitMaxMs();
@@ -321,9 +326,7 @@ public final class ReplicaFetcher implements Runnable {
             int maxBytes = t.throttled()
                     ? (int) Math.max(1, Math.min(config.fetchMaxBytes(), throttleBytes))
                     : config.fetchMaxBytes();
-            FetchRequest.PartitionData data = new FetchRequest.PartitionData(version >= 13 ? t.topicId() : Uuid.ZERO_UUID,
-                    p.logEndOffset(), p.logStartOffset(), maxBytes, Optional.of(t.leaderEpoch()),
-                    version >= 12 ? Optional.of(p.latestEpoch()) : Optional.empty());
+            FetchRequest.PartitionData data = partitionData(e.getKey(), t, p, maxBytes);
             if (sessions) {
                 builder.add(e.getKey(), data);
             } else {
@@ -342,6 +345,27 @@ public final class ReplicaFetcher implements Runnable {
                     .metadata(FetchMetadata.LEGACY);
         }
         return request.setMaxBytes(config.fetchResponseMaxBytes()).build(version).data();
+    }
+
+    /**
+     * The fetch of {@code tp} from {@code position}: the one sent last time if nothing in it changed,
+     * which is most partitions of most rounds (the session then leaves them out of the request), so
+     * a round allocates for the partitions that moved only.
+     */
+    private FetchRequest.PartitionData partitionData(TopicPartition tp, FetchTarget t, FollowerLogs.Position position, int maxBytes) {
+        Uuid topicId = version >= 13 ? t.topicId() : Uuid.ZERO_UUID;
+        FetchRequest.PartitionData last = lastFetched.get(tp);
+        if (last != null && last.fetchOffset == position.logEndOffset() && last.logStartOffset == position.logStartOffset()
+                && last.maxBytes == maxBytes && last.topicId.equals(topicId)
+                && last.currentLeaderEpoch.orElse(-1) == t.leaderEpoch()
+                && last.lastFetchedEpoch.orElse(-1) == (version >= 12 ? position.latestEpoch() : -1)) {
+            return last;
+        }
+        FetchRequest.PartitionData data = new FetchRequest.PartitionData(topicId, position.logEndOffset(),
+                position.logStartOffset(), maxBytes, Optional.of(t.leaderEpoch()),
+                version >= 12 ? Optional.of(position.latestEpoch()) : Optional.empty());
+        lastFetched.put(tp, data);
+        return data;
     }
 
     private FetchResponseData send(FetchRequestData body) throws IOException {

@@ -2,27 +2,33 @@ package dev.skein.broker.server;
 
 import org.apache.kafka.common.TopicPartition;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
  * A fetch waiting for {@code minBytes} of data or its {@code maxWaitMs}: re-read when one of its
  * partitions gets new records, completed exactly once, with whatever is there at the deadline.
+ * {@code readable} says, without reading, whether a read now could complete it: it is false only
+ * when the read would find no byte and no error, and most wake-ups find nothing for this fetch
+ * (an append below a consumer's high watermark, the check right after registering).
  */
 final class DelayedFetch {
     private final List<TopicPartition> watched;
     private final int minBytes;
+    private final BooleanSupplier readable;
     private final Supplier<Map<FetchRequestPartition, FetchResult>> read;
     private final CompletableFuture<Map<FetchRequestPartition, FetchResult>> future = new CompletableFuture<>();
     private final AtomicBoolean done = new AtomicBoolean();
 
-    DelayedFetch(List<TopicPartition> watched, int minBytes, Supplier<Map<FetchRequestPartition, FetchResult>> read) {
+    DelayedFetch(List<TopicPartition> watched, int minBytes, BooleanSupplier readable,
+                 Supplier<Map<FetchRequestPartition, FetchResult>> read) {
         this.watched = watched;
         this.minBytes = minBytes;
+        this.readable = readable;
         this.read = read;
     }
 
@@ -38,10 +44,13 @@ final class DelayedFetch {
         return done.get();
     }
 
-    /** Re-reads; completes if enough bytes (or an error) are there now. */
+    /** Re-reads if a read could complete it; completes if enough bytes (or an error) are there now. */
     boolean tryComplete() {
         if (done.get()) {
             return true;
+        }
+        if (!readable.getAsBoolean()) {
+            return false;
         }
         Map<FetchRequestPartition, FetchResult> result = read.get();
         if (ReplicaManager.enough(result, minBytes)) {
@@ -59,7 +68,8 @@ final class DelayedFetch {
 
     private boolean complete(Map<FetchRequestPartition, FetchResult> result) {
         if (done.compareAndSet(false, true)) {
-            future.complete(new LinkedHashMap<>(result));
+            // each read builds a new map, and nothing else holds this one
+            future.complete(result);
         }
         return true;
     }

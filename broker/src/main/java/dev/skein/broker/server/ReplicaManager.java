@@ -68,6 +68,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private final ScheduledExecutorService timer;
     private final Executor fetchCompletionPool;
     private final MeterRegistry registry;
+    private final Counter waitingFetchReads;
     private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Set<DelayedFetch>> waiting = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Set<DelayedProduce>> waitingProduces = new ConcurrentHashMap<>();
@@ -96,6 +97,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         this.timer = timer;
         this.fetchCompletionPool = fetchCompletionPool;
         this.registry = registry;
+        this.waitingFetchReads = Counter.builder("skein.fetch.waiting.reads")
+                .description("Reads of waiting fetches: each wake-up of a fetch in purgatory that could complete it").register(registry);
     }
 
     /**
@@ -609,12 +612,20 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             countBytesOut(now);
             return CompletableFuture.completedFuture(now);
         }
-        List<TopicPartition> watched = requested.stream().map(r -> r.partition().topicPartition()).distinct().toList();
+        // a partition named twice is registered twice in the same set: no harm, and no set built per fetch
+        List<TopicPartition> watched = new ArrayList<>(requested.size());
+        for (FetchRequestPartition r : requested) {
+            watched.add(r.partition().topicPartition());
+        }
         // A re-read only reads: recording the follower's fetch offset again could run after the follower
         // already fetched further (the answer to this fetch went out on another thread) and move its log
         // end offset back, holding the high watermark, and every acks=all produce, until its next fetch
         // expired (replica.fetch.wait.max.ms). Kafka records a follower's fetch once, on arrival, too.
-        DelayedFetch delayed = new DelayedFetch(watched, minBytes, () -> readAll(replicaId, requested, maxBytes, false));
+        DelayedFetch delayed = new DelayedFetch(watched, minBytes, () -> readable(replicaId, requested, minBytes),
+                () -> {
+                    waitingFetchReads.increment();
+                    return readAll(replicaId, requested, maxBytes, false);
+                });
         for (TopicPartition tp : watched) {
             waiting.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(delayed);
         }
@@ -703,10 +714,51 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         });
     }
 
+    /**
+     * Whether a read of {@code requested} now could be enough for a fetch of {@code minBytes}: some
+     * partition has records past its fetch offset that this reader may see (a follower up to the log
+     * end, a consumer up to the high watermark), or would be answered with an error. Reads no
+     * record and allocates nothing; false only when {@link #readAll} would find no byte and no error
+     * (it makes the same checks), so a waiting fetch is read only when that can complete it. Kafka's
+     * DelayedFetch likewise compares offsets before it reads.
+     */
+    private boolean readable(int replicaId, List<FetchRequestPartition> requested, int minBytes) {
+        if (minBytes <= 0) {
+            return true;
+        }
+        for (FetchRequestPartition r : requested) {
+            Partition p = partitions.get(r.partition().topicPartition());
+            if (p == null || !p.isLeader()) {
+                return true;
+            }
+            if (!p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
+                return true;
+            }
+            Optional<Integer> epoch = r.currentLeaderEpoch();
+            if (epoch.isPresent() && epoch.get() >= 0 && epoch.get() != p.leaderEpoch()) {
+                return true;
+            }
+            PartitionLog l = p.log();
+            long end = l.logEndOffset();
+            long offset = r.fetchOffset();
+            if (offset < l.logStartOffset() || offset > end) {
+                return true;
+            }
+            long limit = replicaId >= 0 ? end : Math.min(p.highWatermark(), end);
+            if (offset < limit) {
+                Throttle throttle = replicaId >= 0 ? leaderThrottleFor(p, replicaId) : null;
+                if (throttle == null || throttle.available() > 0) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     /** Reads the partitions; with {@code recordFollowerFetch}, a follower's fetch offsets are recorded first. */
     private Map<FetchRequestPartition, FetchResult> readAll(int replicaId, List<FetchRequestPartition> requested, int maxBytes,
                                                             boolean recordFollowerFetch) {
-        Map<FetchRequestPartition, FetchResult> out = new LinkedHashMap<>();
+        Map<FetchRequestPartition, FetchResult> out = LinkedHashMap.newLinkedHashMap(requested.size());
         int remaining = maxBytes;
         boolean minOneMessage = true;
         for (FetchRequestPartition r : requested) {

@@ -202,6 +202,46 @@ class LeaderProduceTest {
         assertThat(waiting).isNotDone();
     }
 
+    private double waitingFetchReads() {
+        return registry.get("skein.fetch.waiting.reads").counter().count();
+    }
+
+    @Test
+    void aWaitingConsumerFetchIsReadOnlyOnceTheHighWatermarkGivesItRecords() throws Exception {
+        stop();
+        start(Runnable::run); // waiting fetches re-read on the thread that wakes them
+        FetchRequestPartition at0 = new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, TP), 0, 1 << 20, Optional.of(0));
+        var waiting = rm.fetch(-1, List.of(at0), 30_000, 1, 1 << 20);
+        assertThat(waiting).isNotDone();
+        assertThat(waitingFetchReads()).as("nothing to read when it started waiting").isZero();
+
+        CompletableFuture<ProduceResult> ab = produce(30_000, "a", "b");
+        followerFetch(1, 0);
+        assertThat(waiting).as("appended, but not committed: a consumer may not see it").isNotDone();
+        assertThat(waitingFetchReads()).as("the append and the follower's fetch woke it, a read could not complete it").isZero();
+
+        followerFetch(1, 2);
+        followerFetch(2, 2); // the high watermark moves to 2
+        assertThat(ab.get().error()).isEqualTo(Errors.NONE);
+        assertThat(waiting).isDone();
+        assertThat(waiting.get().get(at0).bytes()).isPositive();
+        assertThat(waitingFetchReads()).as("read once, when that could complete it").isEqualTo(1);
+    }
+
+    @Test
+    void aWaitingFetchWhoseLeaderEpochIsNowStaleIsAnsweredAtItsNextWakeUp() throws Exception {
+        stop();
+        start(Runnable::run);
+        FetchRequestPartition epoch0 = new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, TP), 0, 1 << 20, Optional.of(0));
+        var waiting = rm.fetch(-1, List.of(epoch0), 30_000, 1, 1 << 20);
+        assertThat(waiting).isNotDone();
+        controller.moveLeader(0); // still the leader, in epoch 1
+        // the append is not committed, so the fetch has no record to read: only the stale epoch can answer it
+        produce(30_000, "a");
+        assertThat(waiting).isDone();
+        assertThat(waiting.get().get(epoch0).error()).isEqualTo(Errors.FENCED_LEADER_EPOCH);
+    }
+
     @Test
     void aWaitingFollowerFetchIsAnsweredByTheAppendingThreadWithEveryPartitionOfTheRequest() throws Exception {
         stop();
