@@ -719,8 +719,9 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
      * partition has records past its fetch offset that this reader may see (a follower up to the log
      * end, a consumer up to the high watermark), or would be answered with an error. Reads no
      * record and allocates nothing; false only when {@link #readAll} would find no byte and no error
-     * (it makes the same checks), so a waiting fetch is read only when that can complete it. Kafka's
-     * DelayedFetch likewise compares offsets before it reads.
+     * (both ask {@link #refusal}, and the offsets are checked as {@link #read} checks them), so a
+     * waiting fetch is read only when that can complete it. Kafka's DelayedFetch likewise compares
+     * offsets before it reads.
      */
     private boolean readable(int replicaId, List<FetchRequestPartition> requested, int minBytes) {
         if (minBytes <= 0) {
@@ -728,14 +729,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         }
         for (FetchRequestPartition r : requested) {
             Partition p = partitions.get(r.partition().topicPartition());
-            if (p == null || !p.isLeader()) {
-                return true;
-            }
-            if (!p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
-                return true;
-            }
-            Optional<Integer> epoch = r.currentLeaderEpoch();
-            if (epoch.isPresent() && epoch.get() >= 0 && epoch.get() != p.leaderEpoch()) {
+            if (refusal(p, r) != null) {
                 return true;
             }
             PartitionLog l = p.log();
@@ -775,24 +769,9 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private FetchResult readOne(int replicaId, FetchRequestPartition r, int maxBytes, boolean minOneMessage,
                                 boolean recordFollowerFetch) {
         Partition p = partitions.get(r.partition().topicPartition());
-        if (p == null) {
-            // The caller checked the partition against the metadata: it exists but is not (yet, or any
-            // more) hosted here, so, as Kafka, the client is sent to refresh its metadata and retry.
-            return FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER);
-        }
-        if (!p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
-            return FetchResult.error(Errors.UNKNOWN_TOPIC_ID);
-        }
-        if (!p.isLeader()) {
-            return FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER);
-        }
-        Optional<Integer> epoch = r.currentLeaderEpoch();
-        if (epoch.isPresent() && epoch.get() >= 0) {
-            if (epoch.get() < p.leaderEpoch()) {
-                return FetchResult.error(Errors.FENCED_LEADER_EPOCH);
-            } else if (epoch.get() > p.leaderEpoch()) {
-                return FetchResult.error(Errors.UNKNOWN_LEADER_EPOCH);
-            }
+        Errors refused = refusal(p, r);
+        if (refused != null) {
+            return FetchResult.error(refused);
         }
         PartitionLog l = p.log();
         long readLimit;
@@ -831,6 +810,33 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             readLimit = p.highWatermark();
         }
         return read(p, r, maxBytes, readLimit, minOneMessage);
+    }
+
+    /**
+     * The error a fetch of {@code r} is answered with before anything is read from {@code p} (the
+     * partition hosted under its name, or null), or null if it may read.
+     */
+    private static Errors refusal(Partition p, FetchRequestPartition r) {
+        if (p == null) {
+            // The caller checked the partition against the metadata: it exists but is not (yet, or any
+            // more) hosted here, so, as Kafka, the client is sent to refresh its metadata and retry.
+            return Errors.NOT_LEADER_OR_FOLLOWER;
+        }
+        if (!p.topicId().equals(r.partition().topicId()) && !r.partition().topicId().equals(org.apache.kafka.common.Uuid.ZERO_UUID)) {
+            return Errors.UNKNOWN_TOPIC_ID;
+        }
+        if (!p.isLeader()) {
+            return Errors.NOT_LEADER_OR_FOLLOWER;
+        }
+        Optional<Integer> epoch = r.currentLeaderEpoch();
+        if (epoch.isPresent() && epoch.get() >= 0) {
+            if (epoch.get() < p.leaderEpoch()) {
+                return Errors.FENCED_LEADER_EPOCH;
+            } else if (epoch.get() > p.leaderEpoch()) {
+                return Errors.UNKNOWN_LEADER_EPOCH;
+            }
+        }
+        return null;
     }
 
     /** How long a fetch of follower {@code replicaId} may wait before the leader throttle lets its bytes through. */
