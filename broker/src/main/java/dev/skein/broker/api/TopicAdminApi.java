@@ -10,6 +10,7 @@ import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TopicDeletionDisabledException;
 import org.apache.kafka.common.errors.UnknownTopicIdException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -31,6 +32,12 @@ import java.util.Set;
 
 /** CreateTopics, DeleteTopics and CreatePartitions, checked and applied by the controller. */
 final class TopicAdminApi {
+    /**
+     * The most partitions one CreateTopics or CreatePartitions request may add, over all its topics:
+     * Apache Kafka's limit, which keeps one request's metadata change to one bounded log entry.
+     */
+    static final int MAX_PARTITIONS_PER_REQUEST = 10_000;
+
     private final Controller controller;
     private final BrokerConfig config;
     private final ConfigsApi configs;
@@ -47,11 +54,21 @@ final class TopicAdminApi {
         CreateTopicsResponseData response = new CreateTopicsResponseData();
         Set<String> seen = new HashSet<>();
         Set<String> duplicates = new HashSet<>();
+        long newPartitions = 0;
         for (CreateTopicsRequestData.CreatableTopic t : request.topics()) {
             if (!seen.add(t.name())) {
                 duplicates.add(t.name());
             }
+            if (!t.assignments().isEmpty()) {
+                newPartitions += t.assignments().size();
+            } else if (t.numPartitions() == -1) {
+                newPartitions += config.numPartitions();
+            } else if (t.numPartitions() > 0) {
+                newPartitions += t.numPartitions();
+            }
         }
+        // the whole request is refused, as Kafka does: its topics are one change of the cluster
+        PolicyViolationException tooMany = newPartitions > MAX_PARTITIONS_PER_REQUEST ? tooManyPartitions(newPartitions) : null;
         for (CreateTopicsRequestData.CreatableTopic t : request.topics()) {
             CreateTopicsResponseData.CreatableTopicResult result = new CreateTopicsResponseData.CreatableTopicResult()
                     .setName(t.name()).setTopicId(Uuid.ZERO_UUID).setNumPartitions(-1).setReplicationFactor((short) -1);
@@ -59,6 +76,9 @@ final class TopicAdminApi {
                 continue;
             }
             try {
+                if (tooMany != null) {
+                    throw tooMany;
+                }
                 if (duplicates.contains(t.name())) {
                     throw new InvalidRequestException("Create topics request from client contains multiple entries for topic " + t.name());
                 }
@@ -100,6 +120,12 @@ final class TopicAdminApi {
             response.topics().add(result);
         }
         return response;
+    }
+
+    private static PolicyViolationException tooManyPartitions(long newPartitions) {
+        // Kafka's message first: tools match on it
+        return new PolicyViolationException("Excessively large number of partitions per request. The request adds "
+                + newPartitions + " partitions; one request may add at most " + MAX_PARTITIONS_PER_REQUEST + ".");
     }
 
     /** The request's replicas per partition, in partition order (the request names each partition's index). */
@@ -184,10 +210,22 @@ final class TopicAdminApi {
     CreatePartitionsResponseData createPartitions(CreatePartitionsRequestData request) {
         CreatePartitionsResponseData response = new CreatePartitionsResponseData();
         Set<String> seen = new HashSet<>();
+        long newPartitions = 0;
+        ClusterImage image = controller.image();
+        for (CreatePartitionsRequestData.CreatePartitionsTopic t : request.topics()) {
+            TopicMetadata current = image.topic(t.name());
+            if (current != null && t.count() > current.partitionCount()) {
+                newPartitions += t.count() - current.partitionCount();
+            }
+        }
+        PolicyViolationException tooMany = newPartitions > MAX_PARTITIONS_PER_REQUEST ? tooManyPartitions(newPartitions) : null;
         for (CreatePartitionsRequestData.CreatePartitionsTopic t : request.topics()) {
             CreatePartitionsResponseData.CreatePartitionsTopicResult result =
                     new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(t.name());
             try {
+                if (tooMany != null) {
+                    throw tooMany;
+                }
                 if (!seen.add(t.name())) {
                     throw new InvalidRequestException("Duplicate topic in request: " + t.name());
                 }

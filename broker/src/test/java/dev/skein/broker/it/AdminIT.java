@@ -46,6 +46,7 @@ import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownMemberIdException;
@@ -281,6 +282,31 @@ class AdminIT {
         TopicDescription d = admin.describeTopics(List.of("broker-defaults")).allTopicNames().get().get("broker-defaults");
         assertThat(d.partitions()).hasSize(1);
         assertThat(d.partitions().getFirst().replicas()).hasSize(1);
+    }
+
+    @Test
+    void aRequestAddingMoreThanTenThousandPartitionsIsRefusedWholeAndCreatesNothing() throws Exception {
+        // Kafka's limit over all topics of one request: 6,000 + 4,001 is one partition too many
+        CreateTopicsResult tooMany = admin.createTopics(List.of(new NewTopic("huge-a", 6_000, (short) 1),
+                new NewTopic("huge-b", 4_001, (short) 1)));
+        for (String topic : List.of("huge-a", "huge-b")) {
+            assertThatThrownBy(() -> tooMany.values().get(topic).get())
+                    .hasCauseInstanceOf(PolicyViolationException.class)
+                    .cause().hasMessageStartingWith("Excessively large number of partitions per request.")
+                    .hasMessageContaining("10001").hasMessageContaining("10000");
+        }
+        // at the limit the request is fine (validate-only: a single broker is not the place for 10,000 logs)
+        admin.createTopics(List.of(new NewTopic("huge-a", 6_000, (short) 1), new NewTopic("huge-b", 4_000, (short) 1)),
+                new CreateTopicsOptions().validateOnly(true)).all().get();
+        assertThat(admin.listTopics().names().get()).doesNotContain("huge-a", "huge-b");
+
+        admin.createTopics(List.of(new NewTopic("grow-huge", 1, (short) 1))).all().get();
+        assertThatThrownBy(() -> admin.createPartitions(Map.of("grow-huge", NewPartitions.increaseTo(10_002))).all().get())
+                .hasCauseInstanceOf(PolicyViolationException.class)
+                .cause().hasMessageStartingWith("Excessively large number of partitions per request.");
+        assertThat(admin.describeTopics(List.of("grow-huge")).allTopicNames().get().get("grow-huge").partitions()).hasSize(1);
+        admin.createPartitions(Map.of("grow-huge", NewPartitions.increaseTo(10_001)),
+                new org.apache.kafka.clients.admin.CreatePartitionsOptions().validateOnly(true)).all().get();
     }
 
     @Test

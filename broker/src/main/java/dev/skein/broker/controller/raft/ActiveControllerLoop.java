@@ -13,6 +13,7 @@ import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
@@ -283,9 +284,16 @@ final class ActiveControllerLoop implements AutoCloseable {
      */
     private ControllerReply propose(Uuid requestId, List<MetadataCommand> commands) {
         long timeoutMs = settings.requestTimeoutMs() * 3 / 4;
+        byte[] entry = MetadataCodec.encodeEntry(new MetadataEntry(requestId, commands));
+        if (entry.length > RaftController.MAX_ENTRY_BYTES) {
+            // refused here, not by Ratis: an entry too large to replicate would stop the log at it
+            throw new PolicyViolationException("Unable to perform excessively large batch operation: the metadata change is "
+                    + entry.length + " bytes (" + commands.size() + " command(s), the first "
+                    + commands.getFirst().getClass().getSimpleName() + "), more than the " + RaftController.MAX_ENTRY_BYTES
+                    + " bytes one entry of the metadata log may hold.");
+        }
         RaftClient p = proposals.current();
-        CompletableFuture<RaftClientReply> future = p.async()
-                .send(Message.valueOf(ByteString.copyFrom(MetadataCodec.encodeEntry(new MetadataEntry(requestId, commands)))));
+        CompletableFuture<RaftClientReply> future = p.async().send(Message.valueOf(ByteString.copyFrom(entry)));
         try {
             RaftClientReply raftReply = future.get(timeoutMs, TimeUnit.MILLISECONDS);
             if (!raftReply.isSuccess()) {

@@ -84,6 +84,35 @@ public final class RaftController extends ForwardingController {
     /** How long a node waits before it sends again a request the active controller answered NOT_CONTROLLER. */
     private static final long NOT_CONTROLLER_BACKOFF_MS = 100;
 
+    /**
+     * The most bytes of log entries a leader sends a follower in one append (Ratis's default, said
+     * here because two sizes below depend on it). A single entry must fit: Ratis cannot replicate a
+     * larger one, and one that got into the log would stop the quorum at it.
+     */
+    static final SizeInBytes APPEND_BYTES = SizeInBytes.valueOf("4MB");
+    /**
+     * The largest metadata change one log entry may carry, encoded: {@link #APPEND_BYTES} less room
+     * for the Ratis envelope of the entry (term, index, client and call ids, lengths).
+     */
+    static final int MAX_ENTRY_BYTES = APPEND_BYTES.getSizeInt() - 64 * 1024;
+    /**
+     * The direct buffer the Ratis log gathers entries in before a write: the least Ratis accepts
+     * for {@link #APPEND_BYTES} (an entry with its length and checksum), not its default of 8 MB.
+     */
+    static final SizeInBytes LOG_WRITE_BUFFER = SizeInBytes.valueOf(APPEND_BYTES.getSize() + 8);
+    /** Ratis's shaded Netty reads this when its allocator class loads, as Netty reads {@code io.netty.allocator.type}. */
+    static final String QUORUM_ALLOCATOR_PROPERTY = "org.apache.ratis.thirdparty.io.netty.allocator.type";
+
+    static {
+        // The quorum's gRPC messages are heartbeats and KB-sized entries, a few a second: pooling
+        // them kept 8.4 MB of direct memory a broker in gRPC's chunks (measured; bench/README.md,
+        // "Where three brokers' memory goes"). Unpooled buffers are freed as each message is done.
+        // An operator's own -D setting wins.
+        if (System.getProperty(QUORUM_ALLOCATOR_PROPERTY) == null) {
+            System.setProperty(QUORUM_ALLOCATOR_PROPERTY, "unpooled");
+        }
+    }
+
     private final RaftControllerSettings settings;
     private final Time time;
     private final MetadataStateMachine stateMachine;
@@ -174,6 +203,8 @@ public final class RaftController extends ForwardingController {
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.max(1, Math.min(1024, settings.snapshotThreshold())));
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("1MB"));
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, APPEND_BYTES);
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, LOG_WRITE_BUFFER);
         serverProperties = p;
         if (storage.isFresh()) {
             // no Raft state (a new or wiped disk): a new incarnation with a new key, running without

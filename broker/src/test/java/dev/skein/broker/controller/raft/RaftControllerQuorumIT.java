@@ -11,6 +11,7 @@ import org.apache.kafka.common.errors.FencedLeaderEpochException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidUpdateVersionException;
 import org.apache.kafka.common.errors.NotControllerException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -115,6 +116,25 @@ class RaftControllerQuorumIT {
         assertThat(leaders).containsExactlyInAnyOrder(0, 1, 2);
         assertThatThrownBy(() -> follower.createTopic("too-wide", 1, (short) 4, Map.of(), false))
                 .isInstanceOf(InvalidReplicationFactorException.class).hasMessageContaining("4").hasMessageContaining("3");
+    }
+
+    @Test
+    void aChangeTooLargeForOneLogEntryIsRefusedAndTheQuorumGoesOn() {
+        RaftController follower = controllers.values().stream().filter(c -> !c.isActive()).findFirst().orElseThrow();
+        // 300,000 partitions at RF 3 encode to 4.8 MB, more than one append of the quorum carries:
+        // in the log it could never be replicated, and nothing after it either
+        assertThatThrownBy(() -> follower.createTopic("too-large", 300_000, (short) 3, Map.of(), false))
+                .isInstanceOf(PolicyViolationException.class)
+                .hasMessageContaining("excessively large").hasMessageContaining("CreateTopic")
+                .hasMessageContaining(String.valueOf(RaftController.MAX_ENTRY_BYTES));
+
+        TopicMetadata after = follower.createTopic("after-too-large", 2, (short) 3, Map.of(), false);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            for (RaftController c : controllers.values()) {
+                assertThat(c.image().topic("after-too-large")).isEqualTo(after);
+                assertThat(c.image().topic("too-large")).isNull();
+            }
+        });
     }
 
     private int leaderId() {
