@@ -54,10 +54,16 @@ final class TopicAdminApi {
         CreateTopicsResponseData response = new CreateTopicsResponseData();
         Set<String> seen = new HashSet<>();
         Set<String> duplicates = new HashSet<>();
-        long newPartitions = 0;
         for (CreateTopicsRequestData.CreatableTopic t : request.topics()) {
             if (!seen.add(t.name())) {
                 duplicates.add(t.name());
+            }
+        }
+        // counted as Kafka counts them: the topics named once, each with its default if it gives no count
+        long newPartitions = 0;
+        for (CreateTopicsRequestData.CreatableTopic t : request.topics()) {
+            if (duplicates.contains(t.name())) {
+                continue;
             }
             if (!t.assignments().isEmpty()) {
                 newPartitions += t.assignments().size();
@@ -76,11 +82,11 @@ final class TopicAdminApi {
                 continue;
             }
             try {
-                if (tooMany != null) {
-                    throw tooMany;
-                }
                 if (duplicates.contains(t.name())) {
                     throw new InvalidRequestException("Create topics request from client contains multiple entries for topic " + t.name());
+                }
+                if (tooMany != null) {
+                    throw tooMany;
                 }
                 int partitions = t.numPartitions();
                 short rf = t.replicationFactor();

@@ -50,7 +50,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The partitions this broker hosts, kept in step with the cluster metadata, and the produce and
  * fetch paths over them: appends with acks semantics, reads bounded by the high watermark, and
- * long-polling fetches that complete when data arrives or their wait runs out.
+ * long-polling fetches that complete when data arrives or their wait runs out (filed in the
+ * {@link FetchPurgatory}).
  *
  * <p>Replication (after {@link #enableReplication}): as leader it answers follower fetches
  * (divergence check, follower offsets, high watermark), holds {@code acks=all} produces in
@@ -66,11 +67,9 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private final Map<String, String> brokerTopicDefaults;
     private final Time time;
     private final ScheduledExecutorService timer;
-    private final Executor fetchCompletionPool;
     private final MeterRegistry registry;
-    private final Counter waitingFetchReads;
+    private final FetchPurgatory purgatory;
     private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
-    private final Map<TopicPartition, Set<DelayedFetch>> waiting = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Set<DelayedProduce>> waitingProduces = new ConcurrentHashMap<>();
     private final Map<String, Counter> bytesIn = new ConcurrentHashMap<>();
     private final Map<String, Counter> bytesOut = new ConcurrentHashMap<>();
@@ -95,10 +94,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         this.brokerTopicDefaults = Map.copyOf(brokerTopicDefaults);
         this.time = time;
         this.timer = timer;
-        this.fetchCompletionPool = fetchCompletionPool;
         this.registry = registry;
-        this.waitingFetchReads = Counter.builder("skein.fetch.waiting.reads")
-                .description("Reads of waiting fetches: each wake-up of a fetch in purgatory that could complete it").register(registry);
+        this.purgatory = new FetchPurgatory(timer, fetchCompletionPool, registry);
     }
 
     /**
@@ -341,7 +338,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             log.warn("Could not delete the log of {}: {}", tp, e.toString());
         }
         // wake fetches and produces that wait on the deleted partition so they answer with the error now
-        notifyWaiting(tp);
+        purgatory.wake(tp);
         completeDelayedProduces(tp);
     }
 
@@ -390,7 +387,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         // Fetches waiting on these partitions (the followers' long polls above all) are re-read here, on
         // this thread, once the whole request is appended: a follower gets every partition of the request
         // in one response, and its answer does not wait for another thread to be scheduled first.
-        completeWaitingFetchesNow(grown);
+        purgatory.completeNow(grown);
         return CompletableFuture.allOf(futures.values().toArray(CompletableFuture[]::new)).thenApply(v -> {
             Map<TopicPartition, ProduceResult> out = new LinkedHashMap<>();
             futures.forEach((tp, f) -> out.put(tp, f.join()));
@@ -468,7 +465,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     /** The watermark, ISR or role of {@code tp} changed: wake whatever waits on it. */
     private void onPartitionStateChange(TopicPartition tp) {
         completeDelayedProduces(tp);
-        notifyWaiting(tp);
+        purgatory.wake(tp);
     }
 
     // ---------------------------------------------------------------- ISR changes (leader)
@@ -563,7 +560,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         long hwBefore = p == null ? -1 : p.highWatermark();
         boolean ok = p != null && p.appendAsFollower(leaderEpoch, records, leaderHighWatermark);
         if (ok && p.highWatermark() != hwBefore) {
-            notifyWaiting(tp);
+            purgatory.wake(tp);
         }
         return ok;
     }
@@ -612,38 +609,16 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             countBytesOut(now);
             return CompletableFuture.completedFuture(now);
         }
-        // a partition named twice is registered twice in the same set: no harm, and no set built per fetch
-        List<TopicPartition> watched = new ArrayList<>(requested.size());
-        for (FetchRequestPartition r : requested) {
-            watched.add(r.partition().topicPartition());
-        }
         // A re-read only reads: recording the follower's fetch offset again could run after the follower
         // already fetched further (the answer to this fetch went out on another thread) and move its log
         // end offset back, holding the high watermark, and every acks=all produce, until its next fetch
         // expired (replica.fetch.wait.max.ms). Kafka records a follower's fetch once, on arrival, too.
-        DelayedFetch delayed = new DelayedFetch(watched, minBytes, () -> readable(replicaId, requested, minBytes),
-                () -> {
-                    waitingFetchReads.increment();
-                    return readAll(replicaId, requested, maxBytes, false);
+        return purgatory.await(requested, minBytes, maxWaitMs, () -> readable(replicaId, requested, minBytes),
+                () -> readAll(replicaId, requested, maxBytes, false)).whenComplete((r, e) -> {
+                    if (r != null) {
+                        countBytesOut(r);
+                    }
                 });
-        for (TopicPartition tp : watched) {
-            waiting.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(delayed);
-        }
-        // data may have arrived between the first read and registering
-        if (!delayed.tryComplete()) {
-            timer.schedule(delayed::expire, maxWaitMs, TimeUnit.MILLISECONDS);
-        }
-        return delayed.future().whenComplete((r, e) -> {
-            for (TopicPartition tp : watched) {
-                Set<DelayedFetch> set = waiting.get(tp);
-                if (set != null) {
-                    set.remove(delayed);
-                }
-            }
-            if (r != null) {
-                countBytesOut(r);
-            }
-        });
     }
 
     static boolean enough(Map<FetchRequestPartition, FetchResult> result, int minBytes) {
@@ -655,55 +630,6 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             bytes += r.bytes();
         }
         return bytes >= minBytes;
-    }
-
-    private void notifyWaiting(TopicPartition tp) {
-        Set<DelayedFetch> set = waiting.get(tp);
-        if (set == null || set.isEmpty()) {
-            return;
-        }
-        for (DelayedFetch d : List.copyOf(set)) {
-            fetchCompletionPool.execute(d::tryComplete);
-        }
-    }
-
-    /**
-     * Re-reads, on the calling thread, the fetches waiting on any of {@code tps}, each once. For the
-     * hot paths (a leader append, a watermark moved by a follower's fetch); the calling thread holds
-     * no partition lock.
-     */
-    private void completeWaitingFetchesNow(List<TopicPartition> tps) {
-        if (tps.isEmpty()) {
-            return;
-        }
-        if (tps.size() == 1) {
-            Set<DelayedFetch> set = waiting.get(tps.get(0));
-            if (set != null && !set.isEmpty()) {
-                for (DelayedFetch d : List.copyOf(set)) {
-                    tryCompleteNow(d);
-                }
-            }
-            return;
-        }
-        Set<DelayedFetch> all = new java.util.LinkedHashSet<>();
-        for (TopicPartition tp : tps) {
-            Set<DelayedFetch> set = waiting.get(tp);
-            if (set != null) {
-                all.addAll(set);
-            }
-        }
-        for (DelayedFetch d : all) {
-            tryCompleteNow(d);
-        }
-    }
-
-    /** A failed re-read must not fail the produce or fetch whose thread runs it: the fetch still expires. */
-    private static void tryCompleteNow(DelayedFetch d) {
-        try {
-            d.tryComplete();
-        } catch (RuntimeException e) {
-            log.warn("Re-reading a waiting fetch failed: {}", e.toString());
-        }
     }
 
     private void countBytesOut(Map<FetchRequestPartition, FetchResult> result) {
@@ -791,7 +717,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
                     // on this thread: the acks=all produces this fetch commits are answered without
                     // waiting for another thread to be scheduled, and so are consumers waiting for the watermark
                     completeDelayedProduces(tp);
-                    completeWaitingFetchesNow(List.of(tp));
+                    purgatory.completeNow(List.of(tp));
                 }
                 maybeExpandIsr(p, replicaId);
             }
@@ -937,12 +863,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             closed = true;
             writeHighWatermarks();
         }
-        for (Set<DelayedFetch> set : waiting.values()) {
-            for (DelayedFetch d : set) {
-                d.expire();
-            }
-        }
-        waiting.clear();
+        purgatory.expireAll();
         for (Set<DelayedProduce> set : waitingProduces.values()) {
             for (DelayedProduce d : set) {
                 d.tryComplete(null, 1);
