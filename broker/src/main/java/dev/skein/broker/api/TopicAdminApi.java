@@ -229,11 +229,11 @@ final class TopicAdminApi {
             CreatePartitionsResponseData.CreatePartitionsTopicResult result =
                     new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(t.name());
             try {
-                if (tooMany != null) {
-                    throw tooMany;
-                }
                 if (!seen.add(t.name())) {
                     throw new InvalidRequestException("Duplicate topic in request: " + t.name());
+                }
+                if (tooMany != null) {
+                    throw tooMany;
                 }
                 if (dev.skein.broker.metadata.Topics.isInternal(t.name())) {
                     throw new InvalidRequestException("Cannot add partitions to internal topic " + t.name());
