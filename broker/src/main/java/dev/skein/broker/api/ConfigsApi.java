@@ -99,6 +99,9 @@ final class ConfigsApi {
                                                                                           boolean docs) {
         TopicMetadata t = controller.image().topic(name);
         if (t == null) {
+            t = MetadataApi.caughtUp(controller).topic(name);
+        }
+        if (t == null) {
             throw new UnknownTopicOrPartitionException("The topic '" + name + "' does not exist.");
         }
         Map<String, String> brokerDefaults = config.topicConfigDefaults();
@@ -260,6 +263,9 @@ final class ConfigsApi {
                     continue;
                 }
                 TopicMetadata t = controller.image().topic(r.resourceName());
+                if (t == null) {
+                    t = MetadataApi.caughtUp(controller).topic(r.resourceName());
+                }
                 if (t == null) {
                     throw new UnknownTopicOrPartitionException("The topic '" + r.resourceName() + "' does not exist.");
                 }

@@ -28,6 +28,8 @@ import java.util.Map;
 final class MetadataApi {
     private static final Logger log = LoggerFactory.getLogger(MetadataApi.class);
     private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
+    /** How long a request naming a topic this broker does not know waits for the controller's latest metadata. */
+    static final long CATCH_UP_MS = 1_000;
 
     private final Controller controller;
     private final BrokerConfig config;
@@ -57,12 +59,18 @@ final class MetadataApi {
             return response;
         }
         boolean allowAutoCreate = version < 4 || request.allowAutoTopicCreation();
+        boolean caughtUp = false;
         for (MetadataRequestData.MetadataRequestTopic rt : request.topics()) {
             // a topic asked for by id carries a non-zero id and a name that is null or "" (the
             // field's default, which MetadataRequest.Builder.forTopicIds leaves in place)
             Uuid id = rt.topicId();
             if (id != null && !Uuid.ZERO_UUID.equals(id)) {
                 TopicMetadata t = image.topic(id);
+                if (t == null && !caughtUp) {
+                    image = caughtUp(controller);
+                    caughtUp = true;
+                    t = image.topic(id);
+                }
                 response.topics().add(t != null ? topic(t, image)
                         : new MetadataResponseData.MetadataResponseTopic()
                         .setName(version >= 12 ? null : "")
@@ -72,6 +80,11 @@ final class MetadataApi {
                 continue;
             }
             TopicMetadata t = image.topic(rt.name());
+            if (t == null && !caughtUp) {
+                image = caughtUp(controller);
+                caughtUp = true;
+                t = image.topic(rt.name());
+            }
             if (t == null && allowAutoCreate && config.autoCreateTopicsEnable() && Topic.isValid(rt.name())
                     && !Topic.isInternal(rt.name())) {
                 t = autoCreate(rt.name());
@@ -89,6 +102,23 @@ final class MetadataApi {
             }
         }
         return response;
+    }
+
+    /**
+     * The image once this broker has caught up with the active controller (waiting at most
+     * {@link #CATCH_UP_MS}), for a request that names a topic this broker does not know: the topic
+     * may have been created through another broker a moment ago. A broker that cannot reach the
+     * controller in time answers from the image it has.
+     */
+    static ClusterImage caughtUp(Controller controller) {
+        try {
+            if (!controller.catchUp(CATCH_UP_MS)) {
+                log.debug("Could not catch up with the active controller within {} ms", CATCH_UP_MS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return controller.image();
     }
 
     private TopicMetadata autoCreate(String name) {
@@ -164,6 +194,12 @@ final class MetadataApi {
         } else {
             request.topics().forEach(t -> names.add(t.name()));
             Collections.sort(names);
+            for (String name : names) {
+                if (image.topic(name) == null) {
+                    image = caughtUp(controller);
+                    break;
+                }
+            }
         }
         DescribeTopicPartitionsRequestData.Cursor cursor = request.cursor();
         int budget = request.responsePartitionLimit();

@@ -46,6 +46,17 @@ public interface Controller extends AutoCloseable {
         return true;
     }
 
+    /**
+     * Waits (at most {@code timeoutMs}) until this node's image includes every change the active
+     * controller had applied when this was called; returns whether it does. A broker asks before it
+     * tells a client that a topic does not exist, so a topic whose creation any broker acknowledged is
+     * known to every broker that answers (librdkafka drops the records it holds for a topic a broker
+     * calls unknown). A node whose metadata is local is always caught up.
+     */
+    default boolean catchUp(long timeoutMs) throws InterruptedException {
+        return true;
+    }
+
     /** Creates a topic; {@code validateOnly} checks without creating. */
     TopicMetadata createTopic(String name, int partitions, short replicationFactor, Map<String, String> configs,
                               boolean validateOnly);

@@ -113,6 +113,11 @@ final class ActiveControllerLoop implements AutoCloseable {
             out.complete(ControllerReply.error(e, stateMachine.appliedIndex()).encode());
             return out;
         }
+        if (decoded.request() instanceof ControllerRequest.ReadIndex) {
+            // off the event loop: what this node has applied includes every change it acknowledged
+            out.complete(ControllerReply.ok(0, stateMachine.appliedIndex(), null).encode());
+            return out;
+        }
         if (decoded.request() instanceof ControllerRequest.FetchMetadata f) {
             // off the event loop: a long poll must not hold up the decisions
             answerFetchMetadata(f, time.milliseconds() + Math.min(f.maxWaitMs(), 2_000), out);
@@ -174,6 +179,7 @@ final class ActiveControllerLoop implements AutoCloseable {
         MetadataState s = stateMachine.state();
         switch (request) {
             case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("answered off the event loop");
+            case ControllerRequest.ReadIndex r -> throw new IllegalStateException("answered off the event loop");
             case ControllerRequest.DescribeQuorum q -> {
                 return ControllerReply.ok(0, stateMachine.appliedIndex(), QuorumCodec.encode(quorum.get()));
             }
@@ -232,6 +238,7 @@ final class ActiveControllerLoop implements AutoCloseable {
             case ControllerRequest.ElectLeader e -> logic.electLeader(s, ElectionType.valueOf(e.electionType()), e.partition());
             case ControllerRequest.FetchMetadata f -> throw new IllegalStateException("not a change");
             case ControllerRequest.DescribeQuorum q -> throw new IllegalStateException("not a change");
+            case ControllerRequest.ReadIndex r -> throw new IllegalStateException("not a change");
         };
         // a request that changes nothing (a heartbeat of a live broker, a reassignment to the current
         // replicas) proposes nothing; its answer reflects what this node has applied

@@ -74,15 +74,22 @@ sealed interface ControllerRequest {
             implements ControllerRequest {
     }
 
-    /**
-     * A broker that is not a voter follows the metadata: the active controller answers with its
-     * whole applied state once it is past {@code sinceIndex}, or with no state after {@code maxWaitMs}.
-     */
     /** The quorum as the active controller sees it (voters with their directory ids), for a node that is not one. */
     record DescribeQuorum() implements ControllerRequest {
     }
 
+    /**
+     * A broker that is not a voter follows the metadata: the active controller answers with its
+     * whole applied state once it is past {@code sinceIndex}, or with no state after {@code maxWaitMs}.
+     */
     record FetchMetadata(long sinceIndex, int maxWaitMs) implements ControllerRequest {
+    }
+
+    /**
+     * The index of the metadata log the active controller has applied, answered at once: a node that
+     * waits until it has applied as much knows every change acknowledged before it asked ({@link ReadBarrier}).
+     */
+    record ReadIndex() implements ControllerRequest {
     }
 
     /** A request with the id of the call that made it (null for a request that changes nothing). */
@@ -200,6 +207,7 @@ sealed interface ControllerRequest {
                     out.writeInt(f.maxWaitMs());
                 }
                 case DescribeQuorum d -> out.writeByte(24);
+                case ReadIndex r -> out.writeByte(25);
             }
             if (requestId != null) {
                 out.writeLong(requestId.getMostSignificantBits());
@@ -265,6 +273,7 @@ sealed interface ControllerRequest {
                 case 20 -> new AlterBrokerConfigs(in.readUTF(), readConfigs(in), in.readBoolean());
                 case 21 -> new FetchMetadata(in.readLong(), in.readInt());
                 case 24 -> new DescribeQuorum();
+                case 25 -> new ReadIndex();
                 case 22 -> new CreateTopicAssigned(in.readUTF(), readAssignment(in), readConfigs(in), in.readBoolean());
                 case 23 -> new CreatePartitionsAssigned(in.readUTF(), in.readInt(), readAssignment(in), in.readBoolean());
                 default -> throw new IOException("Unknown controller request type " + type);

@@ -58,10 +58,12 @@ public final class QuorumObserver extends ForwardingController {
     private volatile boolean closed;
     private long index = -1;
     private ClusterImage image;
+    private final ReadBarrier readBarrier;
 
     public QuorumObserver(RaftControllerSettings settings, Time time) {
         this.settings = settings;
         this.time = time;
+        this.readBarrier = new ReadBarrier(() -> client, settings::requestTimeoutMs);
         List<RaftPeer> peers = settings.voters().stream()
                 .map(v -> RaftPeer.newBuilder().setId(RaftPeerId.valueOf(Integer.toString(v.id()))).setAddress(v.address()).build())
                 .toList();
@@ -189,6 +191,14 @@ public final class QuorumObserver extends ForwardingController {
             wait(leftMs);
         }
         return true;
+    }
+
+    @Override
+    public boolean catchUp(long timeoutMs) throws InterruptedException {
+        if (closed) {
+            return false;
+        }
+        return readBarrier.catchUp(timeoutMs, time, this::awaitMetadata);
     }
 
     // ---- requests, forwarded to the active controller ----

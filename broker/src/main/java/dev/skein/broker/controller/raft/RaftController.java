@@ -143,10 +143,12 @@ public final class RaftController extends ForwardingController {
     private final List<RaftClient> retired = new java.util.concurrent.CopyOnWriteArrayList<>();
     private ScheduledExecutorService timers;
     private volatile boolean closed;
+    private final ReadBarrier readBarrier;
 
     public RaftController(RaftControllerSettings settings, Time time, Random random) {
         this.settings = settings;
         this.time = time;
+        this.readBarrier = new ReadBarrier(() -> client, settings::requestTimeoutMs);
         settings.self();
         this.stateMachine = new MetadataStateMachine(settings.clusterId(), time, this::onRequestAtLeader,
                 this::onLeaderChanged, this::onConfigurationChanged);
@@ -547,6 +549,28 @@ public final class RaftController extends ForwardingController {
     @Override
     public boolean awaitMetadata(long offset, long timeoutMs) throws InterruptedException {
         return stateMachine.awaitApplied(offset, timeoutMs);
+    }
+
+    @Override
+    public boolean catchUp(long timeoutMs) throws InterruptedException {
+        if (closed) {
+            return false;
+        }
+        if (isActive()) {
+            // the active controller answers a request only once it has applied the request's entry
+            return true;
+        }
+        return readBarrier.catchUp(timeoutMs, time, stateMachine::awaitApplied);
+    }
+
+    /** How many times this node was asked to catch up with the active controller (a voter that is not active). */
+    long catchUps() {
+        return readBarrier.catchUps();
+    }
+
+    /** The lock this node's metadata is applied under: a test holds it to make this node fall behind. */
+    Object applyLock() {
+        return stateMachine;
     }
 
     /** The applied metadata of this node, for tests and diagnostics. */

@@ -19,6 +19,7 @@ class ControllerRequestTest {
                 new ControllerRequest.ElectLeader(ElectionType.UNCLEAN.value, tp),
                 new ControllerRequest.FetchMetadata(41, 500),
                 new ControllerRequest.DescribeQuorum(),
+                new ControllerRequest.ReadIndex(),
                 new ControllerRequest.CreateTopicAssigned("placed", List.of(List.of(2, 1), List.of(1, 0)),
                         java.util.Map.of("retention.ms", "1000"), false),
                 new ControllerRequest.CreatePartitionsAssigned("placed", 3, List.of(List.of(0, 2)), true));

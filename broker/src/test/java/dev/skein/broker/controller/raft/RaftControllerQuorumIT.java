@@ -29,6 +29,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -135,6 +138,53 @@ class RaftControllerQuorumIT {
                 assertThat(c.image().topic("too-large")).isNull();
             }
         });
+    }
+
+    /**
+     * A voter that has not applied the newest entries yet (its apply is held up here) knows nothing
+     * of a topic created through another voter; asked to catch up, it learns the active controller's
+     * applied index and waits until it has applied as much, and then it knows the topic.
+     */
+    @Test
+    void aVoterBehindTheActiveControllerCatchesUpWhenAskedAndThenKnowsTheNewTopic() throws Exception {
+        RaftController leader = leader();
+        RaftController behind = controllers.values().stream().filter(c -> !c.isActive()).findFirst().orElseThrow();
+        assertThat(leader.catchUp(1_000)).as("the active controller is always caught up").isTrue();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (behind.applyLock()) {
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, "hold-apply");
+        holder.start();
+        CompletableFuture<Boolean> caughtUp;
+        try {
+            held.await();
+            TopicMetadata created = leader.createTopic("created-elsewhere", 2, (short) 3, Map.of(), false);
+            assertThat(behind.image().topic("created-elsewhere")).as("not applied by the voter held up").isNull();
+
+            caughtUp = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return behind.catchUp(10_000);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> behind.catchUps() == 1);
+            assertThat(caughtUp).as("cannot be caught up while its apply is held").isNotDone();
+            release.countDown();
+            assertThat(caughtUp.get(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(behind.image().topic("created-elsewhere")).isEqualTo(created);
+        } finally {
+            release.countDown();
+            holder.join();
+        }
     }
 
     private int leaderId() {
