@@ -32,4 +32,25 @@ class MainTest {
         assertThatThrownBy(() -> Main.parseArgs(new String[]{"--pod"}, env))
                 .hasMessageContaining("HOSTNAME 'laptop' is not <statefulset>-<ordinal>");
     }
+
+    @Test
+    void dnsAnswersAreTrustedForSecondsUnlessTheOperatorSaidOtherwise() {
+        String before = System.getProperty(Main.DNS_CACHE_TTL);
+        try {
+            System.clearProperty(Main.DNS_CACHE_TTL);
+            Main.cacheDnsBriefly();
+            assertThat(System.getProperty(Main.DNS_CACHE_TTL)).as("gRPC's resolver").isEqualTo("5");
+            assertThat(java.security.Security.getProperty(Main.DNS_CACHE_TTL)).as("the JVM's cache").isNotNull();
+
+            System.setProperty(Main.DNS_CACHE_TTL, "60");
+            Main.cacheDnsBriefly();
+            assertThat(System.getProperty(Main.DNS_CACHE_TTL)).isEqualTo("60");
+        } finally {
+            if (before == null) {
+                System.clearProperty(Main.DNS_CACHE_TTL);
+            } else {
+                System.setProperty(Main.DNS_CACHE_TTL, before);
+            }
+        }
+    }
 }

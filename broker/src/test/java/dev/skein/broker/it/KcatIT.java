@@ -1,5 +1,6 @@
 package dev.skein.broker.it;
 
+import dev.skein.broker.testing.Kcat;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -24,9 +25,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** librdkafka's kcat against the broker: produce, consume, metadata, and interop with the Java client. */
 class KcatIT {
@@ -36,11 +35,7 @@ class KcatIT {
 
     @BeforeAll
     static void start() throws Exception {
-        boolean present = onPath("kcat");
-        if (!present && "true".equalsIgnoreCase(System.getenv("CI"))) {
-            fail("kcat is not on PATH, and CI=true: install it (Debian package kcat; .ci/run does)");
-        }
-        assumeTrue(present, "kcat is not on PATH; install the Debian package kcat to run KcatIT");
+        Kcat.assumeInstalled();
         broker = TestBroker.start();
         scratch = Files.createTempDirectory("skein-kcat-");
     }
@@ -162,18 +157,5 @@ class KcatIT {
         } finally {
             process.destroyForcibly();
         }
-    }
-
-    private static boolean onPath(String binary) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return false;
-        }
-        for (String dir : path.split(File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(dir, binary))) {
-                return true;
-            }
-        }
-        return false;
     }
 }

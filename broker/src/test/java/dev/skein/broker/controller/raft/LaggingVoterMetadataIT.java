@@ -3,6 +3,7 @@ package dev.skein.broker.controller.raft;
 import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.Controllers;
 import dev.skein.broker.it.InJvmCluster;
+import dev.skein.broker.testing.Kcat;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.utils.Time;
@@ -16,13 +17,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Three brokers, each a voter; one has not applied the newest metadata (its apply is held up here)
@@ -36,44 +34,19 @@ class LaggingVoterMetadataIT {
 
     @Test
     void aBrokerBehindTheQuorumCatchesUpBeforeItAnswersKcatAboutATopicCreatedElsewhere() throws Exception {
-        boolean present = onPath("kcat");
-        if (!present && "true".equalsIgnoreCase(System.getenv("CI"))) {
-            fail("kcat is not on PATH, and CI=true: install it (Debian package kcat; .ci/run does)");
-        }
-        assumeTrue(present, "kcat is not on PATH; install the Debian package kcat to run this test");
-        Map<Integer, RaftController> voters = new ConcurrentHashMap<>();
-        try (InJvmCluster cluster = InJvmCluster.start(dir, 3, 0, (i, p) -> {
-            p.put("broker.heartbeat.interval.ms", "200");
-            p.put("broker.session.timeout.ms", "3000");
-        }, (config, clusterId, self) -> {
-            Controller c = Controllers.start(config, clusterId, self, Time.SYSTEM);
-            voters.put(config.nodeId(), (RaftController) c);
-            return c;
-        })) {
-            await().atMost(Duration.ofSeconds(60)).until(() -> voters.size() == 3
-                    && voters.values().stream().anyMatch(RaftController::isActive)
-                    && voters.values().stream().allMatch(c -> c.image().brokers().stream().filter(b -> !b.fenced()).count() == 3));
+        Kcat.assumeInstalled();
+        Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
+        try (InJvmCluster cluster = startLive(3, 0, controllers)) {
+            Map<Integer, RaftController> voters = new java.util.HashMap<>();
+            controllers.forEach((id, c) -> voters.put(id, (RaftController) c));
+            await().atMost(Duration.ofSeconds(30)).until(() -> voters.values().stream().anyMatch(RaftController::isActive));
             int behind = voters.entrySet().stream().filter(e -> !e.getValue().isActive()).findFirst().orElseThrow().getKey();
             int other = voters.keySet().stream().filter(id -> id != behind).findFirst().orElseThrow();
 
-            CountDownLatch held = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            Thread holder = new Thread(() -> {
-                synchronized (voters.get(behind).applyLock()) {
-                    held.countDown();
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            }, "hold-apply");
-            holder.start();
             Path out = dir.resolve("kcat.json");
             Path err = dir.resolve("kcat.err");
             Process kcat = null;
-            try {
-                held.await();
+            try (HeldApply held = HeldApply.hold(voters.get(behind))) {
                 try (Admin admin = cluster.admin(other)) {
                     admin.createTopics(List.of(new NewTopic("created-elsewhere", 2, (short) 3))).all().get(30, TimeUnit.SECONDS);
                 }
@@ -86,7 +59,7 @@ class LaggingVoterMetadataIT {
                 // that answered from the metadata it has lets kcat finish at once, the topic unknown)
                 Process started = kcat;
                 await().atMost(Duration.ofSeconds(30)).until(() -> voters.get(behind).catchUps() >= 1 || !started.isAlive());
-                release.countDown();
+                held.release();
                 assertThat(kcat.waitFor(60, TimeUnit.SECONDS)).as("kcat exited; stderr: %s", Files.readString(err)).isTrue();
                 String json = Files.readString(out).replace(" ", "");
                 assertThat(kcat.exitValue()).as("kcat exit; stderr: %s", Files.readString(err)).isZero();
@@ -94,8 +67,6 @@ class LaggingVoterMetadataIT {
                         .doesNotContain("\"error\"").contains("{\"partition\":0,").contains("{\"partition\":1,")
                         .doesNotContain("{\"partition\":2,");
             } finally {
-                release.countDown();
-                holder.join();
                 if (kcat != null) {
                     kcat.destroyForcibly();
                 }
@@ -111,16 +82,7 @@ class LaggingVoterMetadataIT {
     @Test
     void aBrokerThatIsNotAVoterCatchesUpThroughTheActiveController() throws Exception {
         Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
-        try (InJvmCluster cluster = InJvmCluster.start(dir, 2, 1, (i, p) -> {
-            p.put("broker.heartbeat.interval.ms", "200");
-            p.put("broker.session.timeout.ms", "3000");
-        }, (config, clusterId, self) -> {
-            Controller c = Controllers.start(config, clusterId, self, Time.SYSTEM);
-            controllers.put(config.nodeId(), c);
-            return c;
-        })) {
-            await().atMost(Duration.ofSeconds(60)).until(() -> controllers.size() == 3 && controllers.values().stream()
-                    .allMatch(c -> c.image().brokers().stream().filter(b -> !b.fenced()).count() == 3));
+        try (InJvmCluster cluster = startLive(2, 1, controllers)) {
             QuorumObserver observer = (QuorumObserver) controllers.get(2);
             try (Admin admin = cluster.admin(0)) {
                 admin.createTopics(List.of(new NewTopic("created-at-a-voter", 2, (short) 3))).all().get(30, TimeUnit.SECONDS);
@@ -131,16 +93,24 @@ class LaggingVoterMetadataIT {
         }
     }
 
-    private static boolean onPath(String binary) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return false;
+    /** A cluster whose brokers' controllers go into {@code controllers}, returned once each knows every broker live. */
+    private InJvmCluster startLive(int voters, int observers, Map<Integer, Controller> controllers) throws Exception {
+        InJvmCluster cluster = InJvmCluster.start(dir, voters, observers, (i, p) -> {
+            p.put("broker.heartbeat.interval.ms", "200");
+            p.put("broker.session.timeout.ms", "3000");
+        }, (config, clusterId, self) -> {
+            Controller c = Controllers.start(config, clusterId, self, Time.SYSTEM);
+            controllers.put(config.nodeId(), c);
+            return c;
+        });
+        int brokers = voters + observers;
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> controllers.size() == brokers && controllers.values().stream()
+                    .allMatch(c -> c.image().brokers().stream().filter(b -> !b.fenced()).count() == brokers));
+        } catch (RuntimeException | Error e) {
+            cluster.close();
+            throw e;
         }
-        for (String d : path.split(File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(d, binary))) {
-                return true;
-            }
-        }
-        return false;
+        return cluster;
     }
 }

@@ -30,7 +30,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -150,26 +149,11 @@ class RaftControllerQuorumIT {
         RaftController leader = leader();
         RaftController behind = controllers.values().stream().filter(c -> !c.isActive()).findFirst().orElseThrow();
         assertThat(leader.catchUp(1_000)).as("the active controller is always caught up").isTrue();
-        CountDownLatch held = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        Thread holder = new Thread(() -> {
-            synchronized (behind.applyLock()) {
-                held.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }, "hold-apply");
-        holder.start();
-        CompletableFuture<Boolean> caughtUp;
-        try {
-            held.await();
+        try (HeldApply held = HeldApply.hold(behind)) {
             TopicMetadata created = leader.createTopic("created-elsewhere", 2, (short) 3, Map.of(), false);
             assertThat(behind.image().topic("created-elsewhere")).as("not applied by the voter held up").isNull();
 
-            caughtUp = CompletableFuture.supplyAsync(() -> {
+            CompletableFuture<Boolean> caughtUp = CompletableFuture.supplyAsync(() -> {
                 try {
                     return behind.catchUp(10_000);
                 } catch (InterruptedException e) {
@@ -178,12 +162,9 @@ class RaftControllerQuorumIT {
             });
             await().atMost(Duration.ofSeconds(10)).until(() -> behind.catchUps() == 1);
             assertThat(caughtUp).as("cannot be caught up while its apply is held").isNotDone();
-            release.countDown();
+            held.release();
             assertThat(caughtUp.get(10, TimeUnit.SECONDS)).isTrue();
             assertThat(behind.image().topic("created-elsewhere")).isEqualTo(created);
-        } finally {
-            release.countDown();
-            holder.join();
         }
     }
 
