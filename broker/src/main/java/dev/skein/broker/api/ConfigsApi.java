@@ -1,6 +1,7 @@
 package dev.skein.broker.api;
 
 import dev.skein.broker.config.BrokerConfig;
+import dev.skein.broker.config.ConfigOp;
 import dev.skein.broker.config.DynamicBrokerConfigs;
 import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.controller.Controller;
@@ -21,9 +22,7 @@ import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.requests.ApiError;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -262,18 +261,13 @@ final class ConfigsApi {
                     response.responses().add(result);
                     continue;
                 }
-                TopicMetadata t = controller.image().topic(r.resourceName());
-                if (t == null) {
-                    t = MetadataApi.caughtUp(controller).topic(r.resourceName());
-                }
-                if (t == null) {
-                    throw new UnknownTopicOrPartitionException("The topic '" + r.resourceName() + "' does not exist.");
-                }
-                Map<String, String> configs = new LinkedHashMap<>(t.configs());
+                List<ConfigOp> ops = new ArrayList<>();
                 for (IncrementalAlterConfigsRequestData.AlterableConfig c : r.configs()) {
-                    apply(configs, c, t);
+                    ops.add(topicOp(c));
                 }
-                controller.alterTopicConfigs(t.name(), configs, request.validateOnly());
+                // the active controller applies them to the overrides it holds: a change another
+                // broker made a moment ago, which this one may not have applied yet, stays
+                controller.incrementalAlterTopicConfigs(r.resourceName(), ops, request.validateOnly());
             } catch (ApiException e) {
                 ApiError error = ApiError.fromThrowable(e);
                 result.setErrorCode(error.error().code()).setErrorMessage(error.messageWithFallback());
@@ -283,48 +277,33 @@ final class ConfigsApi {
         return response;
     }
 
-    private void apply(Map<String, String> configs, IncrementalAlterConfigsRequestData.AlterableConfig c, TopicMetadata t) {
+    /**
+     * One operation on a topic config, checked here: a known key, and a list-typed one for APPEND
+     * and SUBTRACT, which start from this broker's default when the topic has no override.
+     */
+    private ConfigOp topicOp(IncrementalAlterConfigsRequestData.AlterableConfig c) {
         if (!TopicConfigs.isKnown(c.name())) {
             throw new InvalidConfigurationException("Unknown topic config name: " + c.name());
         }
-        switch (c.configOperation()) {
-            case 0 -> configs.put(c.name(), c.value()); // SET
-            case 1 -> configs.remove(c.name()); // DELETE
-            case 2, 3 -> { // APPEND, SUBTRACT: list-typed configs only
-                if (TopicConfigs.DEF.configKeys().get(c.name()).type != ConfigDef.Type.LIST) {
-                    throw new InvalidConfigurationException("Config value append is not allowed for config key: " + c.name());
-                }
-                Object current = TopicConfigs.effective(config.topicConfigDefaults(), t.configs()).get(c.name());
-                List<String> values = new ArrayList<>();
-                String existing = configs.getOrDefault(c.name(), TopicConfigs.render(current));
-                if (existing != null && !existing.isBlank()) {
-                    values.addAll(Arrays.asList(existing.split(",")));
-                }
-                List<String> delta = c.value() == null ? List.of() : Arrays.asList(c.value().split(","));
-                if (c.configOperation() == 2) {
-                    delta.stream().filter(v -> !values.contains(v)).forEach(values::add);
-                } else {
-                    values.removeAll(delta);
-                }
-                configs.put(c.name(), String.join(",", values));
+        ConfigOp.Kind kind = ConfigOp.Kind.of(c.configOperation());
+        String fallback = null;
+        if (kind == ConfigOp.Kind.APPEND || kind == ConfigOp.Kind.SUBTRACT) {
+            if (TopicConfigs.DEF.configKeys().get(c.name()).type != ConfigDef.Type.LIST) {
+                throw new InvalidConfigurationException("Config value append is not allowed for config key: " + c.name());
             }
-            default -> throw new InvalidRequestException("Unknown config operation " + c.configOperation());
+            fallback = TopicConfigs.render(TopicConfigs.effective(config.topicConfigDefaults(), Map.of()).get(c.name()));
         }
+        return new ConfigOp(c.name(), kind, c.value(), fallback);
     }
 
     /** Applies SET and DELETE to a broker resource's dynamic overrides; list operations do not apply to them. */
     private void incrementalAlterBroker(IncrementalAlterConfigsRequestData.AlterConfigsResource r, boolean validateOnly) {
         DynamicBrokerConfigs.validateResource(r.resourceName());
-        Map<String, String> configs = new LinkedHashMap<>(controller.image().brokerConfigs()
-                .getOrDefault(r.resourceName(), Map.of()));
+        List<ConfigOp> ops = new ArrayList<>();
         for (IncrementalAlterConfigsRequestData.AlterableConfig c : r.configs()) {
-            switch (c.configOperation()) {
-                case 0 -> configs.put(c.name(), c.value()); // SET
-                case 1 -> configs.remove(c.name()); // DELETE
-                case 2, 3 -> throw new InvalidConfigurationException("Config value append is not allowed for config key: "
-                        + c.name());
-                default -> throw new InvalidRequestException("Unknown config operation " + c.configOperation());
-            }
+            ConfigOp op = new ConfigOp(c.name(), ConfigOp.Kind.of(c.configOperation()), c.value(), null);
+            op.requireScalar();
+            ops.add(op);
         }
         java.util.Set<String> touched = new java.util.TreeSet<>();
         r.configs().forEach(c -> touched.add(c.name()));
@@ -334,7 +313,7 @@ final class ConfigsApi {
                     + " (Skein changes only " + new java.util.TreeSet<>(DynamicBrokerConfigs.DYNAMIC)
                     + " at run time; set the others in server.properties)");
         }
-        controller.alterBrokerConfigs(r.resourceName(), configs, validateOnly);
+        controller.incrementalAlterBrokerConfigs(r.resourceName(), ops, validateOnly);
     }
 
     /** True for a BROKER resource, false for a TOPIC one; other types are refused. */

@@ -1,5 +1,6 @@
 package dev.skein.broker.controller;
 
+import dev.skein.broker.config.ConfigOp;
 import dev.skein.broker.config.DynamicBrokerConfigs;
 import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.metadata.ClusterImage;
@@ -165,6 +166,22 @@ public final class ActiveController {
         int rf = t.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(1);
         checkMinIsr(configs, rf);
         return List.of(new MetadataCommand.AlterTopicConfigs(t.id(), configs));
+    }
+
+    /** The topic's overrides after {@code ops}, applied to its overrides in {@code s}, validated. */
+    public List<MetadataCommand> incrementalAlterTopicConfigs(MetadataState s, String topic, List<ConfigOp> ops) {
+        TopicMetadata t = s.topic(topic);
+        if (t == null) {
+            throw new UnknownTopicOrPartitionException("The topic '" + topic + "' does not exist.");
+        }
+        return alterTopicConfigs(s, topic, ConfigOp.applyAll(t.configs(), ops));
+    }
+
+    /** The dynamic overrides of a broker or of the cluster default after {@code ops}, applied to those in {@code s}. */
+    public List<MetadataCommand> incrementalAlterBrokerConfigs(MetadataState s, String resource, List<ConfigOp> ops) {
+        DynamicBrokerConfigs.validateResource(resource);
+        return alterBrokerConfigs(s, resource,
+                ConfigOp.applyAll(s.brokerConfigs().getOrDefault(resource, Map.of()), ops));
     }
 
     /** Dynamic broker config overrides of one broker or of the cluster default, validated. */

@@ -1,5 +1,6 @@
 package dev.skein.broker.controller;
 
+import dev.skein.broker.config.ConfigOp;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.metadata.TopicMetadata;
@@ -83,6 +84,27 @@ public interface Controller extends AutoCloseable {
 
     /** Replaces the topic's config overrides with {@code configs}. */
     TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly);
+
+    /**
+     * Applies {@code ops} to the topic's current config overrides (IncrementalAlterConfigs). A
+     * controller that decides in one place applies them there, against overrides no other change
+     * can slip in between; this default reads this node's image, which suits a controller that
+     * takes every change itself.
+     */
+    default TopicMetadata incrementalAlterTopicConfigs(String topic, List<ConfigOp> ops, boolean validateOnly) {
+        TopicMetadata t = image().topic(topic);
+        if (t == null) {
+            throw new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
+                    "The topic '" + topic + "' does not exist.");
+        }
+        return alterTopicConfigs(topic, ConfigOp.applyAll(t.configs(), ops), validateOnly);
+    }
+
+    /** Applies {@code ops} to the dynamic overrides of a broker or of the cluster default, as {@link #incrementalAlterTopicConfigs} does. */
+    default void incrementalAlterBrokerConfigs(String resource, List<ConfigOp> ops, boolean validateOnly) {
+        alterBrokerConfigs(resource, ConfigOp.applyAll(image().brokerConfigs().getOrDefault(resource, Map.of()), ops),
+                validateOnly);
+    }
 
     /**
      * Replaces the dynamic config overrides of a broker ({@code resource} = its id) or of the

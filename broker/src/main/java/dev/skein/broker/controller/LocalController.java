@@ -1,5 +1,6 @@
 package dev.skein.broker.controller;
 
+import dev.skein.broker.config.ConfigOp;
 import dev.skein.broker.config.DynamicBrokerConfigs;
 import dev.skein.broker.config.TopicConfigs;
 import dev.skein.broker.metadata.ClusterImage;
@@ -254,6 +255,20 @@ public final class LocalController implements Controller {
             log.info("Set configs of topic {} to {}", topic, configs);
         }
         return updated;
+    }
+
+    @Override
+    public synchronized TopicMetadata incrementalAlterTopicConfigs(String topic, List<ConfigOp> ops, boolean validateOnly) {
+        TopicMetadata t = topics.get(topic);
+        if (t == null) {
+            throw new UnknownTopicOrPartitionException("The topic '" + topic + "' does not exist.");
+        }
+        return alterTopicConfigs(topic, ConfigOp.applyAll(t.configs(), ops), validateOnly);
+    }
+
+    @Override
+    public synchronized void incrementalAlterBrokerConfigs(String resource, List<ConfigOp> ops, boolean validateOnly) {
+        alterBrokerConfigs(resource, ConfigOp.applyAll(brokerConfigs.getOrDefault(resource, Map.of()), ops), validateOnly);
     }
 
     @Override

@@ -306,14 +306,15 @@ public final class MetadataCodec {
         }
     }
 
-    private static void writeNullable(DataOutput out, String s) throws IOException {
+    /** A string that may be null: a presence flag, then the string. */
+    public static void writeNullable(DataOutput out, String s) throws IOException {
         out.writeBoolean(s != null);
         if (s != null) {
             out.writeUTF(s);
         }
     }
 
-    private static String readNullable(DataInput in) throws IOException {
+    public static String readNullable(DataInput in) throws IOException {
         return in.readBoolean() ? in.readUTF() : null;
     }
 

@@ -1,5 +1,6 @@
 package dev.skein.broker.controller;
 
+import dev.skein.broker.config.ConfigOp;
 import dev.skein.broker.testing.ManualTime;
 import dev.skein.broker.metadata.ClusterImage;
 import dev.skein.broker.metadata.PartitionRegistration;
@@ -8,6 +9,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.FencedLeaderEpochException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.InvalidUpdateVersionException;
@@ -146,6 +148,32 @@ class ActiveControllerTest {
         createTopic("ok", 1, 2, Map.of());
         assertThatThrownBy(() -> logic.alterTopicConfigs(state, "ok", Map.of("min.insync.replicas", "3")))
                 .isInstanceOf(InvalidConfigurationException.class);
+    }
+
+    /** The operations are applied to the overrides in the controller's state, whatever the requesting broker had. */
+    @Test
+    void incrementalAlterAppliesItsOperationsToTheOverridesInTheState() {
+        brokers(3);
+        createTopic("inc", 1, 3, Map.of("retention.ms", "1000", "cleanup.policy", "delete"));
+        apply(logic.incrementalAlterTopicConfigs(state, "inc", List.of(
+                new ConfigOp("segment.ms", ConfigOp.Kind.SET, "60000", null),
+                new ConfigOp("cleanup.policy", ConfigOp.Kind.APPEND, "compact", "delete"))));
+        assertThat(state.topic("inc").configs())
+                .isEqualTo(Map.of("retention.ms", "1000", "segment.ms", "60000", "cleanup.policy", "delete,compact"));
+
+        assertThatThrownBy(() -> logic.incrementalAlterTopicConfigs(state, "inc", List.of(
+                new ConfigOp("min.insync.replicas", ConfigOp.Kind.SET, "4", null))))
+                .isInstanceOf(InvalidConfigurationException.class);
+        assertThatThrownBy(() -> logic.incrementalAlterTopicConfigs(state, "missing", List.of(
+                new ConfigOp("segment.ms", ConfigOp.Kind.SET, "1", null))))
+                .isInstanceOf(UnknownTopicOrPartitionException.class).hasMessageContaining("'missing'");
+
+        apply(logic.incrementalAlterBrokerConfigs(state, "", List.of(
+                new ConfigOp("follower.replication.throttled.rate", ConfigOp.Kind.SET, "2000", null))));
+        apply(logic.incrementalAlterBrokerConfigs(state, "", List.of(
+                new ConfigOp("leader.replication.throttled.rate", ConfigOp.Kind.SET, "3000", null))));
+        assertThat(state.brokerConfigs().get("")).isEqualTo(Map.of(
+                "follower.replication.throttled.rate", "2000", "leader.replication.throttled.rate", "3000"));
     }
 
     @Test

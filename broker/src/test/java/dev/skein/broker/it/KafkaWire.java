@@ -18,17 +18,17 @@ import java.nio.ByteBuffer;
  * A bare Kafka protocol connection for tests that need exact control over requests: writes a
  * request (any API, any version) and reads its response, with no client logic in between.
  */
-final class KafkaWire implements AutoCloseable {
+public final class KafkaWire implements AutoCloseable {
     private final Socket socket;
     private final DataInputStream in;
     private final DataOutputStream out;
     private int correlationId;
 
-    KafkaWire(int port) throws IOException {
+    public KafkaWire(int port) throws IOException {
         this("127.0.0.1", port);
     }
 
-    KafkaWire(String host, int port) throws IOException {
+    public KafkaWire(String host, int port) throws IOException {
         socket = new Socket(host, port);
         socket.setSoTimeout(30_000);
         in = new DataInputStream(socket.getInputStream());
@@ -36,7 +36,7 @@ final class KafkaWire implements AutoCloseable {
     }
 
     /** Sends a request; returns its correlation id. */
-    int write(ApiKeys api, short version, ApiMessage body) throws IOException {
+    public int write(ApiKeys api, short version, ApiMessage body) throws IOException {
         RequestHeader header = new RequestHeader(api, version, "kafka-wire-test", ++correlationId);
         ByteBuffer h = MessageUtil.toByteBufferAccessor(header.data(), header.headerVersion()).buffer();
         ByteBuffer b = MessageUtil.toByteBufferAccessor(body, version).buffer();
@@ -49,7 +49,7 @@ final class KafkaWire implements AutoCloseable {
 
     /** Reads the next response, which must be for {@code api} at {@code version}. */
     @SuppressWarnings("unchecked")
-    <T extends ApiMessage> T read(ApiKeys api, short version) throws IOException {
+    public <T extends ApiMessage> T read(ApiKeys api, short version) throws IOException {
         int size = in.readInt();
         byte[] bytes = new byte[size];
         in.readFully(bytes);
@@ -59,7 +59,7 @@ final class KafkaWire implements AutoCloseable {
     }
 
     /** True if the broker closed the connection without sending anything more. */
-    boolean readClosed() throws IOException {
+    public boolean readClosed() throws IOException {
         try {
             return in.read() == -1;
         } catch (java.net.SocketException e) {
@@ -67,7 +67,7 @@ final class KafkaWire implements AutoCloseable {
         }
     }
 
-    <T extends ApiMessage> T call(ApiKeys api, short version, ApiMessage body) throws IOException {
+    public <T extends ApiMessage> T call(ApiKeys api, short version, ApiMessage body) throws IOException {
         write(api, version, body);
         return read(api, version);
     }

@@ -198,6 +198,13 @@ final class ActiveControllerLoop implements AutoCloseable {
             case ControllerRequest.AlterTopicConfigs a when a.validateOnly() -> {
                 return validated(s, a.topic(), logic.alterTopicConfigs(s, a.topic(), a.configs()));
             }
+            case ControllerRequest.IncrementalAlterTopicConfigs a when a.validateOnly() -> {
+                return validated(s, a.topic(), logic.incrementalAlterTopicConfigs(s, a.topic(), a.ops()));
+            }
+            case ControllerRequest.IncrementalAlterBrokerConfigs a when a.validateOnly() -> {
+                logic.incrementalAlterBrokerConfigs(s, a.resource(), a.ops());
+                return ControllerReply.ok(0, stateMachine.appliedIndex(), null);
+            }
             case ControllerRequest.AlterBrokerConfigs a when a.validateOnly() -> {
                 logic.alterBrokerConfigs(s, a.resource(), a.configs());
                 return ControllerReply.ok(0, stateMachine.appliedIndex(), null);
@@ -228,6 +235,9 @@ final class ActiveControllerLoop implements AutoCloseable {
             case ControllerRequest.CreatePartitionsAssigned c -> logic.createPartitions(s, c.topic(), c.newCount(),
                     c.newAssignment());
             case ControllerRequest.AlterTopicConfigs a -> logic.alterTopicConfigs(s, a.topic(), a.configs());
+            case ControllerRequest.IncrementalAlterTopicConfigs a -> logic.incrementalAlterTopicConfigs(s, a.topic(), a.ops());
+            case ControllerRequest.IncrementalAlterBrokerConfigs a -> logic.incrementalAlterBrokerConfigs(s, a.resource(),
+                    a.ops());
             case ControllerRequest.AllocateProducerIds p -> List.of(new MetadataCommand.ProducerIdBlock(p.size()));
             case ControllerRequest.RegisterBroker r -> logic.registerBroker(s, r.broker());
             case ControllerRequest.Heartbeat h -> logic.heartbeat(s, h.brokerId(), h.brokerEpoch(), h.wantShutdown());
@@ -254,6 +264,7 @@ final class ActiveControllerLoop implements AutoCloseable {
             case ControllerRequest.CreateTopicAssigned c -> withTopic(committed, after, c.name());
             case ControllerRequest.CreatePartitionsAssigned c -> withTopic(committed, after, c.topic());
             case ControllerRequest.AlterTopicConfigs a -> withTopic(committed, after, a.topic());
+            case ControllerRequest.IncrementalAlterTopicConfigs a -> withTopic(committed, after, a.topic());
             case ControllerRequest.AlterPartition a -> withTopic(committed, after, a.partition().topic());
             // the epoch is the index of the entry, whatever the batch's last command yields
             case ControllerRequest.RegisterBroker r -> ControllerReply.ok(committed.index(), committed.index(), null);

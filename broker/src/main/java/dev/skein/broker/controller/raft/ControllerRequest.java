@@ -1,7 +1,7 @@
 package dev.skein.broker.controller.raft;
 
+import dev.skein.broker.config.ConfigOp;
 import dev.skein.broker.controller.MetadataCodec;
-
 import dev.skein.broker.metadata.ClusterImage;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -48,6 +48,15 @@ sealed interface ControllerRequest {
     }
 
     record AlterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) implements ControllerRequest {
+    }
+
+    /** IncrementalAlterConfigs of a topic: {@code ops} are applied to the overrides the active controller holds. */
+    record IncrementalAlterTopicConfigs(String topic, List<ConfigOp> ops, boolean validateOnly) implements ControllerRequest {
+    }
+
+    /** IncrementalAlterConfigs of a broker ({@code resource} = its id) or of the cluster default ({@code ""}). */
+    record IncrementalAlterBrokerConfigs(String resource, List<ConfigOp> ops, boolean validateOnly)
+            implements ControllerRequest {
     }
 
     record AllocateProducerIds(int size) implements ControllerRequest {
@@ -206,6 +215,18 @@ sealed interface ControllerRequest {
                     out.writeLong(f.sinceIndex());
                     out.writeInt(f.maxWaitMs());
                 }
+                case IncrementalAlterTopicConfigs a -> {
+                    out.writeByte(26);
+                    out.writeUTF(a.topic());
+                    writeOps(out, a.ops());
+                    out.writeBoolean(a.validateOnly());
+                }
+                case IncrementalAlterBrokerConfigs a -> {
+                    out.writeByte(27);
+                    out.writeUTF(a.resource());
+                    writeOps(out, a.ops());
+                    out.writeBoolean(a.validateOnly());
+                }
                 case DescribeQuorum d -> out.writeByte(24);
                 case ReadIndex r -> out.writeByte(25);
             }
@@ -274,6 +295,8 @@ sealed interface ControllerRequest {
                 case 21 -> new FetchMetadata(in.readLong(), in.readInt());
                 case 24 -> new DescribeQuorum();
                 case 25 -> new ReadIndex();
+                case 26 -> new IncrementalAlterTopicConfigs(in.readUTF(), readOps(in), in.readBoolean());
+                case 27 -> new IncrementalAlterBrokerConfigs(in.readUTF(), readOps(in), in.readBoolean());
                 case 22 -> new CreateTopicAssigned(in.readUTF(), readAssignment(in), readConfigs(in), in.readBoolean());
                 case 23 -> new CreatePartitionsAssigned(in.readUTF(), in.readInt(), readAssignment(in), in.readBoolean());
                 default -> throw new IOException("Unknown controller request type " + type);
@@ -281,6 +304,25 @@ sealed interface ControllerRequest {
             Uuid requestId = in.available() > 0 ? new Uuid(in.readLong(), in.readLong()) : null;
             return new Call(requestId, request);
         });
+    }
+
+    private static void writeOps(DataOutputStream out, List<ConfigOp> ops) throws IOException {
+        out.writeInt(ops.size());
+        for (ConfigOp op : ops) {
+            out.writeUTF(op.name());
+            out.writeByte(op.kind().id);
+            MetadataCodec.writeNullable(out, op.value());
+            MetadataCodec.writeNullable(out, op.fallback());
+        }
+    }
+
+    private static List<ConfigOp> readOps(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        List<ConfigOp> ops = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            ops.add(new ConfigOp(in.readUTF(), ConfigOp.Kind.of(in.readByte()), MetadataCodec.readNullable(in), MetadataCodec.readNullable(in)));
+        }
+        return ops;
     }
 
     private static void writeConfigs(DataOutputStream out, Map<String, String> configs) throws IOException {

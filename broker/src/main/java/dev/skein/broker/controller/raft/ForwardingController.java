@@ -1,5 +1,6 @@
 package dev.skein.broker.controller.raft;
 
+import dev.skein.broker.config.ConfigOp;
 import dev.skein.broker.controller.BrokerHeartbeat;
 import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.MetadataCodec;
@@ -9,6 +10,7 @@ import dev.skein.broker.metadata.TopicMetadata;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.UnknownServerException;
 
 import java.util.List;
 import java.util.Map;
@@ -63,6 +65,38 @@ abstract class ForwardingController implements Controller {
     @Override
     public TopicMetadata alterTopicConfigs(String topic, Map<String, String> configs, boolean validateOnly) {
         return topicOf(call(new ControllerRequest.AlterTopicConfigs(topic, configs, validateOnly)));
+    }
+
+    @Override
+    public TopicMetadata incrementalAlterTopicConfigs(String topic, List<ConfigOp> ops, boolean validateOnly) {
+        try {
+            return topicOf(call(new ControllerRequest.IncrementalAlterTopicConfigs(topic, ops, validateOnly)));
+        } catch (UnknownServerException e) {
+            if (!predatesIncrementalAlter(e)) {
+                throw e;
+            }
+            return Controller.super.incrementalAlterTopicConfigs(topic, ops, validateOnly);
+        }
+    }
+
+    @Override
+    public void incrementalAlterBrokerConfigs(String resource, List<ConfigOp> ops, boolean validateOnly) {
+        try {
+            call(new ControllerRequest.IncrementalAlterBrokerConfigs(resource, ops, validateOnly));
+        } catch (UnknownServerException e) {
+            if (!predatesIncrementalAlter(e)) {
+                throw e;
+            }
+            Controller.super.incrementalAlterBrokerConfigs(resource, ops, validateOnly);
+        }
+    }
+
+    /**
+     * An active controller of an older version (in the middle of a rolling update) does not know the
+     * incremental requests; this node then applies the operations to its own image, as it did before.
+     */
+    private static boolean predatesIncrementalAlter(UnknownServerException e) {
+        return e.getMessage() != null && e.getMessage().contains("Unknown controller request type");
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.skein.broker.controller.raft;
 
+import dev.skein.broker.config.ConfigOp;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
@@ -22,10 +23,25 @@ class ControllerRequestTest {
                 new ControllerRequest.ReadIndex(),
                 new ControllerRequest.CreateTopicAssigned("placed", List.of(List.of(2, 1), List.of(1, 0)),
                         java.util.Map.of("retention.ms", "1000"), false),
-                new ControllerRequest.CreatePartitionsAssigned("placed", 3, List.of(List.of(0, 2)), true));
+                new ControllerRequest.CreatePartitionsAssigned("placed", 3, List.of(List.of(0, 2)), true),
+                new ControllerRequest.IncrementalAlterTopicConfigs("placed", List.of(
+                        new ConfigOp("retention.ms", ConfigOp.Kind.SET, "1000", null),
+                        new ConfigOp("segment.ms", ConfigOp.Kind.DELETE, null, null),
+                        new ConfigOp("cleanup.policy", ConfigOp.Kind.APPEND, "compact", "delete")), true),
+                new ControllerRequest.IncrementalAlterBrokerConfigs("", List.of(
+                        new ConfigOp("follower.replication.throttled.rate", ConfigOp.Kind.SET, "1000", null)), false));
         for (ControllerRequest r : all) {
             assertThat(ControllerRequest.decode(ControllerRequest.encode(r))).isEqualTo(r);
         }
+    }
+
+    /** A request type a controller does not know is refused by name, which a newer broker recognises to fall back. */
+    @Test
+    void anUnknownRequestTypeIsRefusedByName() {
+        byte[] bytes = ControllerRequest.encode(new ControllerRequest.ReadIndex());
+        bytes[1] = 99;
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ControllerRequest.decode(bytes))
+                .hasMessageContaining("Unknown controller request type 99");
     }
 
     @Test

@@ -3,9 +3,16 @@ package dev.skein.broker.controller.raft;
 import dev.skein.broker.controller.Controller;
 import dev.skein.broker.controller.Controllers;
 import dev.skein.broker.it.InJvmCluster;
+import dev.skein.broker.it.KafkaWire;
 import dev.skein.broker.testing.Kcat;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +34,7 @@ import static org.awaitility.Awaitility.await;
  * when librdkafka asks it for a topic created through another broker a moment before. A broker
  * that called the topic unknown would make librdkafka drop every record it holds for it ("Unknown
  * partition"); this one catches up with the active controller first and answers with the topic.
+ * And a broker behind does not undo a config change it has not applied yet.
  */
 class LaggingVoterMetadataIT {
     @TempDir
@@ -72,6 +80,83 @@ class LaggingVoterMetadataIT {
                 }
             }
         }
+    }
+
+    /**
+     * Two brokers alter different configs of one topic a moment apart, the second before it has applied
+     * the first change: the active controller applies each IncrementalAlterConfigs to the overrides it
+     * holds, so both changes stay (a broker that read, modified and wrote back its own stale overrides
+     * would undo the first, which was acknowledged).
+     */
+    @Test
+    void anIncrementalAlterThroughABrokerBehindTheQuorumKeepsTheChangeMadeElsewhere() throws Exception {
+        Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
+        try (InJvmCluster cluster = startLive(3, 0, controllers)) {
+            Map<Integer, RaftController> voters = new java.util.HashMap<>();
+            controllers.forEach((id, c) -> voters.put(id, (RaftController) c));
+            await().atMost(Duration.ofSeconds(30)).until(() -> voters.values().stream().anyMatch(RaftController::isActive));
+            int active = voters.entrySet().stream().filter(e -> e.getValue().isActive()).findFirst().orElseThrow().getKey();
+            int behind = voters.keySet().stream().filter(id -> id != active).findFirst().orElseThrow();
+            ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "altered-twice");
+            try (Admin atActive = cluster.admin(active); Admin atBehind = cluster.admin(behind);
+                 KafkaWire toActive = new KafkaWire(cluster.broker(active).port());
+                 KafkaWire toBehind = new KafkaWire(cluster.broker(behind).port())) {
+                atActive.createTopics(List.of(new NewTopic("altered-twice", 1, (short) 3)
+                        .configs(Map.of("cleanup.policy", "delete")))).all().get(30, TimeUnit.SECONDS);
+                await().atMost(Duration.ofSeconds(30)).until(() -> voters.get(behind).image().topic("altered-twice") != null);
+
+                // an Admin client sends a topic's IncrementalAlterConfigs to any broker; these go to the one named
+                try (HeldApply held = HeldApply.hold(voters.get(behind))) {
+                    IncrementalAlterConfigsResponseData first = toActive.call(ApiKeys.INCREMENTAL_ALTER_CONFIGS, ALTER_VERSION,
+                            alter("altered-twice", op("retention.ms", AlterConfigOp.OpType.SET, "123456")));
+                    assertThat(first.responses().getFirst().errorCode()).as("first alter: %s", first).isZero();
+                    assertThat(voters.get(behind).image().topic("altered-twice").configs())
+                            .as("broker %d is behind", behind).doesNotContainKey("retention.ms");
+
+                    toBehind.write(ApiKeys.INCREMENTAL_ALTER_CONFIGS, ALTER_VERSION, alter("altered-twice",
+                            op("segment.ms", AlterConfigOp.OpType.SET, "654321"),
+                            op("cleanup.policy", AlterConfigOp.OpType.APPEND, "compact")));
+                    // the second change is decided at the active controller; the broker that took it
+                    // answers once it has applied it, so its apply is let go from here
+                    await().atMost(Duration.ofSeconds(30)).until(() -> voters.get(active).image().topic("altered-twice")
+                            .configs().containsKey("segment.ms"));
+                    held.release();
+                }
+                IncrementalAlterConfigsResponseData second = toBehind.read(ApiKeys.INCREMENTAL_ALTER_CONFIGS, ALTER_VERSION);
+                assertThat(second.responses().getFirst().errorCode()).as("second alter: %s", second).isZero();
+
+                Map<String, String> expected = Map.of("retention.ms", "123456", "segment.ms", "654321",
+                        "cleanup.policy", "delete,compact");
+                for (int id : voters.keySet()) {
+                    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                            voters.get(id).image().topic("altered-twice").configs()).as("overrides at broker %d", id)
+                            .isEqualTo(expected));
+                }
+                Config described = atBehind.describeConfigs(List.of(topic)).all().get(30, TimeUnit.SECONDS).get(topic);
+                assertThat(described.get("retention.ms").value()).isEqualTo("123456");
+                assertThat(described.get("segment.ms").value()).isEqualTo("654321");
+                assertThat(described.get("cleanup.policy").value()).isEqualTo("delete,compact");
+            }
+        }
+    }
+
+    private static final short ALTER_VERSION = 1;
+
+    private static IncrementalAlterConfigsRequestData alter(String topic,
+                                                            IncrementalAlterConfigsRequestData.AlterableConfig... ops) {
+        IncrementalAlterConfigsRequestData.AlterConfigsResource r = new IncrementalAlterConfigsRequestData.AlterConfigsResource()
+                .setResourceType(ConfigResource.Type.TOPIC.id()).setResourceName(topic);
+        for (IncrementalAlterConfigsRequestData.AlterableConfig op : ops) {
+            r.configs().add(op);
+        }
+        IncrementalAlterConfigsRequestData request = new IncrementalAlterConfigsRequestData();
+        request.resources().add(r);
+        return request;
+    }
+
+    private static IncrementalAlterConfigsRequestData.AlterableConfig op(String name, AlterConfigOp.OpType type, String value) {
+        return new IncrementalAlterConfigsRequestData.AlterableConfig().setName(name).setConfigOperation(type.id())
+                .setValue(value);
     }
 
     /**
