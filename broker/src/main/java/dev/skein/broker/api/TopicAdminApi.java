@@ -176,18 +176,17 @@ final class TopicAdminApi {
             DeleteTopicsResponseData.DeletableTopicResult result = new DeleteTopicsResponseData.DeletableTopicResult()
                     .setName(s.name()).setTopicId(s.topicId() == null ? Uuid.ZERO_UUID : s.topicId());
             try {
-                ClusterImage image = controller.image();
-                TopicMetadata t;
-                if (s.name() != null) {
-                    t = image.topic(s.name());
-                    if (t == null) {
-                        throw new UnknownTopicOrPartitionException("This server does not host this topic-partition.");
-                    }
-                } else {
-                    t = image.topic(s.topicId());
-                    if (t == null) {
-                        throw new UnknownTopicIdException("Topic id " + s.topicId() + " not found.");
-                    }
+                TopicMetadata t = lookUp(controller.image(), s);
+                if (t == null) {
+                    // created through another broker a moment ago, perhaps: "unknown" fails the caller's
+                    // delete, or reads to it as "already gone" while the topic stays
+                    t = lookUp(MetadataApi.caughtUp(controller), s);
+                }
+                if (t == null && s.name() != null) {
+                    throw new UnknownTopicOrPartitionException("This server does not host this topic-partition.");
+                }
+                if (t == null) {
+                    throw new UnknownTopicIdException("Topic id " + s.topicId() + " not found.");
                 }
                 result.setName(t.name()).setTopicId(t.id());
                 if (!config.deleteTopicEnable()) {
@@ -211,6 +210,10 @@ final class TopicAdminApi {
             coordinator.onTopicsDeleted(deleted);
         }
         return response;
+    }
+
+    private static TopicMetadata lookUp(ClusterImage image, DeleteTopicsRequestData.DeleteTopicState s) {
+        return s.name() != null ? image.topic(s.name()) : image.topic(s.topicId());
     }
 
     CreatePartitionsResponseData createPartitions(CreatePartitionsRequestData request) {

@@ -10,6 +10,8 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -34,7 +36,8 @@ import static org.awaitility.Awaitility.await;
  * when librdkafka asks it for a topic created through another broker a moment before. A broker
  * that called the topic unknown would make librdkafka drop every record it holds for it ("Unknown
  * partition"); this one catches up with the active controller first and answers with the topic.
- * And a broker behind does not undo a config change it has not applied yet.
+ * And a broker behind does not undo a config change it has not applied yet, nor call a topic it is
+ * asked to delete unknown.
  */
 class LaggingVoterMetadataIT {
     @TempDir
@@ -136,6 +139,43 @@ class LaggingVoterMetadataIT {
                 assertThat(described.get("retention.ms").value()).isEqualTo("123456");
                 assertThat(described.get("segment.ms").value()).isEqualTo("654321");
                 assertThat(described.get("cleanup.policy").value()).isEqualTo("delete,compact");
+            }
+        }
+    }
+
+    /**
+     * DeleteTopics through a broker that has not applied the topic's creation: an answer of "unknown
+     * topic" fails the caller's delete, or reads to it as "already gone" while the topic stays. The
+     * broker catches up first and deletes it.
+     */
+    @Test
+    void aDeleteThroughABrokerBehindTheQuorumDeletesATopicCreatedElsewhere() throws Exception {
+        Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
+        try (InJvmCluster cluster = startLive(3, 0, controllers)) {
+            Map<Integer, RaftController> voters = new java.util.HashMap<>();
+            controllers.forEach((id, c) -> voters.put(id, (RaftController) c));
+            await().atMost(Duration.ofSeconds(30)).until(() -> voters.values().stream().anyMatch(RaftController::isActive));
+            int active = voters.entrySet().stream().filter(e -> e.getValue().isActive()).findFirst().orElseThrow().getKey();
+            int behind = voters.keySet().stream().filter(id -> id != active).findFirst().orElseThrow();
+            try (Admin atActive = cluster.admin(active); KafkaWire toBehind = new KafkaWire(cluster.broker(behind).port())) {
+                long before = voters.get(behind).catchUps();
+                try (HeldApply held = HeldApply.hold(voters.get(behind))) {
+                    atActive.createTopics(List.of(new NewTopic("short-lived", 1, (short) 3))).all().get(30, TimeUnit.SECONDS);
+                    assertThat(voters.get(behind).image().topic("short-lived")).as("broker %d is behind", behind).isNull();
+                    toBehind.write(ApiKeys.DELETE_TOPICS, (short) 6, new DeleteTopicsRequestData().setTimeoutMs(30_000)
+                            .setTopics(List.of(new DeleteTopicsRequestData.DeleteTopicState().setName("short-lived"))));
+                    // the broker got the request and waits for its apply to catch up, which is still held
+                    await().atMost(Duration.ofSeconds(30)).until(() -> voters.get(behind).catchUps() > before);
+                    held.release();
+                }
+                DeleteTopicsResponseData response = toBehind.read(ApiKeys.DELETE_TOPICS, (short) 6);
+                assertThat(response.responses()).singleElement().satisfies(r -> {
+                    assertThat(r.errorCode()).as("%s", r).isZero();
+                    assertThat(r.name()).isEqualTo("short-lived");
+                });
+                for (int id : voters.keySet()) {
+                    await().atMost(Duration.ofSeconds(30)).until(() -> voters.get(id).image().topic("short-lived") == null);
+                }
             }
         }
     }
