@@ -109,6 +109,7 @@ public final class BrokerConfig {
     public static final String LEADER_REPLICATION_THROTTLED_RATE = "leader.replication.throttled.rate";
     public static final String FOLLOWER_REPLICATION_THROTTLED_RATE = "follower.replication.throttled.rate";
     public static final String HTTP_PORT = "skein.http.port";
+    public static final String INLINE_REQUESTS = "skein.network.inline.requests";
     public static final String CLUSTER_ID = "skein.cluster.id";
 
     public static final ConfigDef DEF = new ConfigDef()
@@ -159,6 +160,10 @@ public final class BrokerConfig {
             .define(SOCKET_REQUEST_MAX_BYTES, INT, 100 * 1024 * 1024, atLeast(1), HIGH, "Largest request frame.")
             .define(NUM_NETWORK_THREADS, INT, 3, atLeast(1), HIGH, "Network (event loop) threads.")
             .define(NUM_IO_THREADS, INT, 8, atLeast(1), HIGH, "Request handler threads.")
+            .define(INLINE_REQUESTS, BOOLEAN, true, MEDIUM, "Produce and Fetch are handled on the network thread"
+                    + " that read them, not handed to a request handler thread and back (two thread wake-ups less"
+                    + " per request). Turn off if appends can block for long: topics with flush.messages=1 on a"
+                    + " slow disk hold up the other connections of that network thread for every fsync.")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, INT, 1000, atLeast(0), MEDIUM,
                     "Incremental fetch sessions (KIP-227) kept at once; 0 offers none, so every fetch is a full one.")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets.")
@@ -362,6 +367,10 @@ public final class BrokerConfig {
 
     public int numNetworkThreads() {
         return (Integer) get(NUM_NETWORK_THREADS);
+    }
+
+    public boolean inlineRequests() {
+        return (Boolean) get(INLINE_REQUESTS);
     }
 
     public int numIoThreads() {

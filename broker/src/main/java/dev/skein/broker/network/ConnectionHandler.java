@@ -23,6 +23,13 @@ import java.util.concurrent.Executor;
  * One connection's request pipeline: parses each frame's header and body, hands the request to the
  * {@link RequestHandler} on the request-handler pool, and writes responses in request order.
  *
+ * <p>Produce and Fetch (when {@code inline} is on, the default) are handled on the connection's event
+ * loop itself rather than on the pool: they do not block (an append writes to the page cache, a
+ * fetch that must wait is filed in the purgatory), and each hand-off to the pool and back costs two
+ * thread wake-ups, which on two cores were a large part of a request's cost. A response that is
+ * ready when the handler returns is written at once; one completed later (acks=all, a long poll) is
+ * written from the event loop as before.
+ *
  * <p>Like Kafka, a connection has at most one request being handled at a time; later frames wait in
  * arrival order (so pipelined produce requests are appended in the order they were sent), and
  * reading from the socket pauses while too many are waiting. All fields are touched only on the
@@ -44,12 +51,20 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final ApiVersionsResponseData supportedApis;
     private final BadClientLog badClients;
     private final RequestMetrics metrics;
+    private final boolean inline;
     private final ArrayDeque<ByteBuf> queued = new ArrayDeque<>();
     private boolean busy;
     private boolean closed;
 
     ConnectionHandler(RequestHandler handler, Executor requestPool, ApiVersionsResponseData supportedApis,
                       BadClientLog badClients, RequestMetrics metrics) {
+        this(handler, requestPool, supportedApis, badClients, metrics, false);
+    }
+
+    /** @param inline Produce and Fetch are handled on the event loop, not on {@code requestPool} */
+    ConnectionHandler(RequestHandler handler, Executor requestPool, ApiVersionsResponseData supportedApis,
+                      BadClientLog badClients, RequestMetrics metrics, boolean inline) {
+        this.inline = inline;
         this.handler = handler;
         this.requestPool = requestPool;
         this.supportedApis = supportedApis;
@@ -145,40 +160,65 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
         RequestContext context = new RequestContext(header, remote.getAddress());
         CompletableFuture<Response> future;
-        try {
-            future = CompletableFuture.supplyAsync(() -> handler.handle(context, request), requestPool)
-                    .thenCompose(f -> f);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            frame.release();
-            ctx.close();
-            return;
-        }
-        future.whenComplete((result, error) -> ctx.executor().execute(() -> {
-            // the handler is done with the request (its records were appended, its strings read): the
-            // bytes it was parsed from can go back to the pool, whatever happens to the response
-            frame.release();
-            if (closed) {
+        if (inline && (api == ApiKeys.PRODUCE || api == ApiKeys.FETCH)) {
+            try {
+                future = handler.handle(context, request);
+            } catch (RuntimeException e) {
+                future = CompletableFuture.failedFuture(e);
+            }
+            if (future.isDone()) {
+                Response result = null;
+                Throwable error = null;
+                try {
+                    result = future.join();
+                } catch (RuntimeException e) {
+                    error = e;
+                }
+                complete(ctx, frame, header, request, startNs, result, error);
                 return;
             }
-            Response response = result;
-            if (error != null) {
-                Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-                        ? error.getCause() : error;
-                // an unexpected failure of a handler: answer with the error response of the API, as Kafka does
-                log.error("Error handling {} from {}", api, ctx.channel().remoteAddress(), cause);
-                response = Response.reply(request.getErrorResponse(0, cause).data());
+        } else {
+            try {
+                future = CompletableFuture.supplyAsync(() -> handler.handle(context, request), requestPool)
+                        .thenCompose(f -> f);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                frame.release();
+                ctx.close();
+                return;
             }
-            switch (response) {
-                case Response.Reply reply ->
-                        writeThenNext(ctx, header.toResponseHeader(), reply.body(), header.apiVersion(), api, startNs);
-                case Response.NoReply none -> {
-                    metrics.record(api, metrics.nanoTime() - startNs, 0);
-                    busy = false;
-                    processNext(ctx);
-                }
-                case Response.Close close -> closeBadClient(ctx, close.reason());
+        }
+        future.whenComplete((result, error) -> ctx.executor().execute(
+                () -> complete(ctx, frame, header, request, startNs, result, error)));
+    }
+
+    /** On the event loop, once the handler's future has completed: releases the frame, answers, takes the next. */
+    private void complete(ChannelHandlerContext ctx, ByteBuf frame, RequestHeader header, AbstractRequest request,
+                          long startNs, Response result, Throwable error) {
+        // the handler is done with the request (its records were appended, its strings read): the
+        // bytes it was parsed from can go back to the pool, whatever happens to the response
+        frame.release();
+        if (closed) {
+            return;
+        }
+        ApiKeys api = header.apiKey();
+        Response response = result;
+        if (error != null) {
+            Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                    ? error.getCause() : error;
+            // an unexpected failure of a handler: answer with the error response of the API, as Kafka does
+            log.error("Error handling {} from {}", api, ctx.channel().remoteAddress(), cause);
+            response = Response.reply(request.getErrorResponse(0, cause).data());
+        }
+        switch (response) {
+            case Response.Reply reply ->
+                    writeThenNext(ctx, header.toResponseHeader(), reply.body(), header.apiVersion(), api, startNs);
+            case Response.NoReply none -> {
+                metrics.record(api, metrics.nanoTime() - startNs, 0);
+                busy = false;
+                processNext(ctx);
             }
-        }));
+            case Response.Close close -> closeBadClient(ctx, close.reason());
+        }
     }
 
     private void writeThenNext(ChannelHandlerContext ctx, ResponseHeader header,

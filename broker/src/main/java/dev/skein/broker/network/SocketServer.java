@@ -64,6 +64,7 @@ public final class SocketServer implements AutoCloseable {
     private final RequestMetrics metrics;
     private final BadClientLog badClients = new BadClientLog();
     private final Transport transport;
+    private boolean inlineRequests;
     private EventLoopGroup bossGroup;
     private EventLoopGroup workerGroup;
     private Channel serverChannel;
@@ -72,6 +73,15 @@ public final class SocketServer implements AutoCloseable {
                         Executor requestPool, ApiVersionsResponseData supportedApis, RequestMetrics metrics) {
         this(host, port, maxRequestBytes, networkThreads, handler, requestPool, supportedApis, metrics,
                 Transport.available());
+    }
+
+    /** @param inlineRequests Produce and Fetch are handled on the network threads (see {@link ConnectionHandler}) */
+    public SocketServer(String host, int port, int maxRequestBytes, int networkThreads, RequestHandler handler,
+                        Executor requestPool, ApiVersionsResponseData supportedApis, RequestMetrics metrics,
+                        boolean inlineRequests) {
+        this(host, port, maxRequestBytes, networkThreads, handler, requestPool, supportedApis, metrics,
+                Transport.available());
+        this.inlineRequests = inlineRequests;
     }
 
     SocketServer(String host, int port, int maxRequestBytes, int networkThreads, RequestHandler handler,
@@ -109,7 +119,7 @@ public final class SocketServer implements AutoCloseable {
                         ch.pipeline()
                                 .addLast("frames", new FrameDecoder(maxRequestBytes, badClients))
                                 .addLast("requests", new ConnectionHandler(handler, requestPool, supportedApis,
-                                        badClients, metrics));
+                                        badClients, metrics, inlineRequests));
                     }
                 });
         InetSocketAddress address = host == null || host.isEmpty()
