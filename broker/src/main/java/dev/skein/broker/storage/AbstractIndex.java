@@ -12,14 +12,26 @@ import java.nio.file.StandardOpenOption;
  * mirrored in memory by the subclass, which holds the entry layout and the lookups. The file is derived data;
  * {@link #load} rejects (and empties) a file that is inconsistent, and the segment then rebuilds it from the log.
  * Every method is synchronized on the index.
+ *
+ * <p>New entries reach the file in bulk, not one write call each: every {@link #MAX_PENDING} entries, and
+ * on {@link #flush} and {@link #close} (so on a clean shutdown, and before a flush moves the log's recovery
+ * point past them), and when the segment stops being the active one. An index file can lag its segment only
+ * where the log is recovered after an unclean shutdown anyway, which rebuilds its indexes; a lagging file
+ * would still be correct, only sparser (a lookup lands on an earlier batch and reads forward). Two write
+ * calls per appended batch (offset and time entries) were 1.3 % of a follower's replication thread.
  */
 abstract class AbstractIndex implements Closeable {
     protected final Path file;
     protected final long baseOffset;
     protected final int maxEntries;
     private final int entrySize;
+    /** Entries kept in memory before they are written to the file together. */
+    static final int MAX_PENDING = 128;
+
     private final FileChannel channel;
     protected int entries;
+    /** The entries in the file: entries[0, written); the rest are in memory only, until {@link #writePending}. */
+    private int written;
 
     AbstractIndex(Path file, long baseOffset, int maxIndexBytes, int entrySize) throws IOException {
         this.file = file;
@@ -51,18 +63,39 @@ abstract class AbstractIndex implements Closeable {
                 return false;
             }
         }
+        written = entries;
         return true;
     }
 
     /** Reads one entry from {@code buf} and adds it; returns false if it does not follow the previous entry. */
     protected abstract boolean loadEntry(ByteBuffer buf);
 
-    /** Writes one encoded entry ({@code entrySize} bytes, flipped) after the last entry in the file. */
-    protected final void writeEntry(ByteBuffer buf) throws IOException {
-        long at = (long) entries * entrySize;
+    /** Puts entry {@code slot} ({@code entrySize} bytes, as {@link #loadEntry} reads it) into {@code buf}. */
+    protected abstract void encodeEntry(int slot, ByteBuffer buf);
+
+    /** An entry was added in memory (entries grew by one): writes the pending ones once there are enough. */
+    protected final void entryAdded() throws IOException {
+        if (entries - written >= MAX_PENDING) {
+            writePending();
+        }
+    }
+
+    /** Writes the entries not yet in the file after the last one that is, in one write. */
+    synchronized void writePending() throws IOException {
+        int n = entries - written;
+        if (n <= 0) {
+            return;
+        }
+        ByteBuffer buf = ByteBuffer.allocate(n * entrySize);
+        for (int slot = written; slot < entries; slot++) {
+            encodeEntry(slot, buf);
+        }
+        buf.flip();
+        long at = (long) written * entrySize;
         while (buf.hasRemaining()) {
             at += channel.write(buf, at);
         }
+        written = entries;
     }
 
     synchronized boolean isFull() {
@@ -82,21 +115,25 @@ abstract class AbstractIndex implements Closeable {
     /** Keeps the first {@code n} entries and cuts the file to exactly their size. */
     protected final void keepEntries(int n) throws IOException {
         entries = n;
-        channel.truncate((long) n * entrySize);
+        written = Math.min(written, n);
+        channel.truncate((long) written * entrySize);
     }
 
     synchronized void reset() throws IOException {
         entries = 0;
+        written = 0;
         channel.truncate(0);
     }
 
     synchronized void flush() throws IOException {
+        writePending();
         channel.force(true);
     }
 
     @Override
     public synchronized void close() throws IOException {
         if (channel.isOpen()) {
+            writePending();
             channel.force(true);
             channel.close();
         }

@@ -236,6 +236,9 @@ final class LogSegment implements Closeable {
             truncated = Math.max(truncated, (int) (physical - validBytes));
         }
         log.channel().position(validBytes);
+        // the rebuilt files whole, as a clean close would leave them
+        offsetIndex.writePending();
+        timeIndex.writePending();
         return truncated;
     }
 
@@ -389,6 +392,8 @@ final class LogSegment implements Closeable {
     /** Called when this segment stops being the active one: records the final time index entry. */
     void onBecomeInactive() throws IOException {
         timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
+        offsetIndex.writePending();
+        timeIndex.writePending();
         log.trim();
     }
 

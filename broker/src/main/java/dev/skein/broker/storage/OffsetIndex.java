@@ -49,8 +49,13 @@ final class OffsetIndex extends AbstractIndex {
         if (entries >= maxEntries) {
             throw new IllegalStateException("offset index " + file + " is full");
         }
-        writeEntry(ByteBuffer.allocate(ENTRY_SIZE).putInt(rel).putInt(position).flip());
         add(rel, position);
+        entryAdded();
+    }
+
+    @Override
+    protected void encodeEntry(int slot, ByteBuffer buf) {
+        buf.putInt(relOffsets[slot]).putInt(positions[slot]);
     }
 
     /** The last entry whose offset is {@code <= target}, or (baseOffset, 0) if none. */

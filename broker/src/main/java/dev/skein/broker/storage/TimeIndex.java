@@ -48,8 +48,13 @@ final class TimeIndex extends AbstractIndex {
         if (entries > 0 && rel < relOffsets[entries - 1]) {
             return;
         }
-        writeEntry(ByteBuffer.allocate(ENTRY_SIZE).putLong(timestamp).putInt(rel).flip());
         add(timestamp, rel);
+        entryAdded();
+    }
+
+    @Override
+    protected void encodeEntry(int slot, ByteBuffer buf) {
+        buf.putLong(timestamps[slot]).putInt(relOffsets[slot]);
     }
 
     /**
