@@ -14,8 +14,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -29,11 +27,11 @@ final class FetchPurgatory {
     private static final Logger log = LoggerFactory.getLogger(FetchPurgatory.class);
 
     private final Map<TopicPartition, Set<DelayedFetch>> waiting = new ConcurrentHashMap<>();
-    private final ScheduledExecutorService timer;
+    private final Expirations timer;
     private final Executor completionPool;
     private final Counter reads;
 
-    FetchPurgatory(ScheduledExecutorService timer, Executor completionPool, MeterRegistry registry) {
+    FetchPurgatory(Expirations timer, Executor completionPool, MeterRegistry registry) {
         this.timer = timer;
         this.completionPool = completionPool;
         this.reads = Counter.builder("skein.fetch.waiting.reads")
@@ -61,10 +59,11 @@ final class FetchPurgatory {
             waiting.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(delayed);
         }
         // data may have arrived between the first read and filing it
-        if (!delayed.tryComplete()) {
-            timer.schedule(delayed::expire, maxWaitMs, TimeUnit.MILLISECONDS);
-        }
+        Expirations.Handle expiry = delayed.tryComplete() ? null : timer.schedule(delayed::expire, maxWaitMs);
         return delayed.future().whenComplete((r, e) -> {
+            if (expiry != null) {
+                expiry.cancel();
+            }
             for (TopicPartition tp : watched) {
                 Set<DelayedFetch> set = waiting.get(tp);
                 if (set != null) {

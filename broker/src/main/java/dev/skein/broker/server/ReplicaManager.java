@@ -68,6 +68,9 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private final Time time;
     private final ScheduledExecutorService timer;
     private final MeterRegistry registry;
+    /** Granularity of produce and fetch deadlines: a deadline runs up to this much late. */
+    static final long EXPIRATION_TICK_MS = 10;
+    private final Expirations expirations;
     private final FetchPurgatory purgatory;
     private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Set<DelayedProduce>> waitingProduces = new ConcurrentHashMap<>();
@@ -95,7 +98,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         this.time = time;
         this.timer = timer;
         this.registry = registry;
-        this.purgatory = new FetchPurgatory(timer, fetchCompletionPool, registry);
+        this.expirations = new Expirations(timer, time, EXPIRATION_TICK_MS);
+        this.purgatory = new FetchPurgatory(expirations, fetchCompletionPool, registry);
     }
 
     /**
@@ -374,8 +378,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             DelayedProduce d = new DelayedProduce(tp, a.requiredOffset(), a.result());
             waitingProduces.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(d);
             if (!d.tryComplete(partitions.get(tp), minIsr(tp))) {
-                var expiry = timer.schedule(d::expire, Math.max(0, timeoutMs), TimeUnit.MILLISECONDS);
-                d.future().whenComplete((r, err) -> expiry.cancel(false));
+                Expirations.Handle expiry = expirations.schedule(d::expire, Math.max(0, timeoutMs));
+                d.future().whenComplete((r, err) -> expiry.cancel());
             }
             futures.put(tp, d.future().whenComplete((r, err) -> {
                 Set<DelayedProduce> set = waitingProduces.get(tp);
