@@ -133,9 +133,13 @@ abstract class AbstractIndex implements Closeable {
     @Override
     public synchronized void close() throws IOException {
         if (channel.isOpen()) {
-            writePending();
-            channel.force(true);
-            channel.close();
+            try {
+                // on a full disk this fails: the file then lags, which a reopen tolerates (it is derived data)
+                writePending();
+                channel.force(true);
+            } finally {
+                channel.close();
+            }
         }
     }
 }

@@ -452,15 +452,41 @@ final class LogSegment implements Closeable {
             return;
         }
         closed = true;
+        // every file is closed even if a step fails (a full disk refuses the index entries still pending):
+        // the first failure is thrown once all are closed
+        IOException failure = null;
         if (log.channel().isOpen()) {
-            timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
-            // FileRecords.close(), but a response may still be sending a range of the file: then the last one closes it
-            log.flush();
-            log.trim();
+            try {
+                timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
+            } catch (IOException e) {
+                failure = e;
+            }
+            try {
+                // FileRecords.close(), but a response may still be sending a range of the file: then the last one closes it
+                log.flush();
+                log.trim();
+            } catch (IOException e) {
+                failure = failure == null ? e : failure;
+            }
         }
-        SegmentChannels.close(log.channel(), log::closeHandlers);
-        offsetIndex.close();
-        timeIndex.close();
+        try {
+            SegmentChannels.close(log.channel(), log::closeHandlers);
+        } catch (IOException e) {
+            failure = failure == null ? e : failure;
+        }
+        try {
+            offsetIndex.close();
+        } catch (IOException e) {
+            failure = failure == null ? e : failure;
+        }
+        try {
+            timeIndex.close();
+        } catch (IOException e) {
+            failure = failure == null ? e : failure;
+        }
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     @Override
