@@ -22,11 +22,7 @@ import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -37,8 +33,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Replicates the partitions this broker follows from one leader broker: one thread, one blocking
- * connection, Kafka's Fetch API with {@code replica_id} (or {@code ReplicaState}) set and
+ * Replicates the partitions this broker follows from one leader broker: one thread, one
+ * {@link FetchConnection}, Kafka's Fetch API with {@code replica_id} (or {@code ReplicaState}) set and
  * {@code LastFetchedEpoch} so the leader can point out divergence. Per partition: fetch from the
  * local log end offset; on {@code DivergingEpoch} truncate and go on; on OFFSET_OUT_OF_RANGE below
  * the leader's log start restart the log there; on other errors back the partition off.
@@ -71,14 +67,8 @@ public final class ReplicaFetcher implements Runnable {
     private final Object wakeup = new Object();
     private volatile boolean running;
     private volatile Thread thread;
-    private volatile Socket socket;
+    private volatile FetchConnection connection;
     private int correlationId;
-    /**
-     * Reused for every fetch response up to {@link #REUSED_RECEIVE_BYTES}: a response is fully handled
-     * (its records appended to the local logs) before the next is read, and nothing keeps its bytes.
-     */
-    private byte[] receiveBuffer = new byte[0];
-    private static final int REUSED_RECEIVE_BYTES = 1 << 20;
     /** Fetch sessions came with Fetch v7. */
     static final short MIN_SESSION_VERSION = 7;
     private static final Set<Errors> SESSION_ERRORS = Set.of(Errors.FETCH_SESSION_ID_NOT_FOUND,
@@ -369,36 +359,24 @@ public final class ReplicaFetcher implements Runnable {
     }
 
     private FetchResponseData send(FetchRequestData body) throws IOException {
-        Socket s = socket;
-        if (s == null || s.isClosed()) {
-            s = new Socket();
-            s.setTcpNoDelay(true);
-            s.connect(new InetSocketAddress(host, port), config.socketTimeoutMs());
-            socket = s;
+        FetchConnection c = connection;
+        if (c == null || !c.isOpen()) {
+            c = FetchConnection.open(host, port, config.socketTimeoutMs());
+            connection = c;
+            if (!running) {
+                // shut down while connecting: closeSocket may have run before the field was set
+                closeSocket();
+                throw new IOException("the fetcher was shut down");
+            }
         }
-        s.setSoTimeout(config.fetchWaitMaxMs() + config.socketTimeoutMs());
         RequestHeader header = new RequestHeader(ApiKeys.FETCH, version, "skein-replica-fetcher-" + localId, ++correlationId);
         ByteBuffer h = MessageUtil.toByteBufferAccessor(header.data(), header.headerVersion()).buffer();
         ByteBuffer b = MessageUtil.toByteBufferAccessor(body, version).buffer();
-        DataOutputStream out = new DataOutputStream(s.getOutputStream());
-        byte[] frame = new byte[4 + h.remaining() + b.remaining()];
-        ByteBuffer.wrap(frame).putInt(h.remaining() + b.remaining()).put(h).put(b);
-        out.write(frame);
-        out.flush();
-        DataInputStream in = new DataInputStream(s.getInputStream());
-        int size = in.readInt();
-        if (size < 0 || size > Math.max(config.fetchResponseMaxBytes(), config.fetchMaxBytes()) * 2 + (1 << 20)) {
-            throw new IOException("fetch response of " + size + " bytes is out of bounds");
-        }
-        byte[] bytes = receiveBuffer;
-        if (size > bytes.length) {
-            bytes = new byte[size];
-            if (size <= REUSED_RECEIVE_BYTES) {
-                receiveBuffer = bytes;
-            }
-        }
-        in.readFully(bytes, 0, size);
-        ByteBuffer buf = ByteBuffer.wrap(bytes, 0, size).slice();
+        long maxResponseBytes = 2L * Math.max(config.fetchResponseMaxBytes(), config.fetchMaxBytes()) + (1 << 20);
+        // the buffer is the connection's until the next round: the records parsed from it are appended
+        // to the local logs (and nothing keeps them) before the next fetch is sent
+        ByteBuffer buf = c.roundTrip(new ByteBuffer[] {h, b}, (long) config.fetchWaitMaxMs() + config.socketTimeoutMs(),
+                maxResponseBytes);
         ResponseHeader rh = ResponseHeader.parse(buf, ApiKeys.FETCH.responseHeaderVersion(version));
         if (rh.correlationId() != correlationId) {
             throw new IOException("correlation id " + rh.correlationId() + " does not match " + correlationId);
@@ -407,14 +385,10 @@ public final class ReplicaFetcher implements Runnable {
     }
 
     private void closeSocket() {
-        Socket s = socket;
-        socket = null;
-        if (s != null) {
-            try {
-                s.close();
-            } catch (IOException ignored) {
-                // closing
-            }
+        FetchConnection c = connection;
+        connection = null;
+        if (c != null) {
+            c.close();
         }
     }
 
