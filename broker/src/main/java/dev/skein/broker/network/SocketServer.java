@@ -1,7 +1,6 @@
 package dev.skein.broker.network;
 
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -66,7 +65,6 @@ public final class SocketServer implements AutoCloseable {
     private final BadClientLog badClients = new BadClientLog();
     private final Transport transport;
     private boolean inlineRequests;
-    private PooledByteBufAllocator allocator;
     private EventLoopGroup bossGroup;
     private EventLoopGroup workerGroup;
     private Channel serverChannel;
@@ -99,32 +97,6 @@ public final class SocketServer implements AutoCloseable {
         this.metrics = metrics;
     }
 
-    /**
-     * The buffers of the listener's connections: socket reads, request frames, encoded responses.
-     *
-     * <p>Netty's default allocator (adaptive) runs in its low-memory mode when the heap is at most
-     * 512 MiB, as a broker's heap here is: there it pools no buffer over 16.5 KiB, so every socket
-     * read under load (up to 64 KiB), every request frame of a produce, every response built in
-     * memory over that size was a one-off native allocation with a cleaner of its own, freed by its
-     * release. A pooled allocator with one direct arena per network thread (each thread keeps to its
-     * arena and its own cache of recently freed buffers) serves those from 2 MiB chunks instead; a
-     * buffer over a chunk is allocated on its own. No heap arenas: the listener asks for direct
-     * buffers only.
-     */
-    static PooledByteBufAllocator allocator(int networkThreads) {
-        return new PooledByteBufAllocator(true, 0, networkThreads, 8192, CHUNK_ORDER,
-                PooledByteBufAllocator.defaultSmallCacheSize(), PooledByteBufAllocator.defaultNormalCacheSize(),
-                false);
-    }
-
-    /** Chunks of 8 KiB pages << 8 = 2 MiB. */
-    static final int CHUNK_ORDER = 8;
-
-    /** The listener's allocator, once started (its metrics name its arenas and chunks). */
-    PooledByteBufAllocator allocator() {
-        return allocator;
-    }
-
     /** Binds the listener; returns the bound port (useful with port 0). */
     public int start() throws InterruptedException {
         if (transport == Transport.NIO) {
@@ -132,7 +104,6 @@ public final class SocketServer implements AutoCloseable {
         }
         bossGroup = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("skein-acceptor", true),
                 transport.ioHandlerFactory());
-        allocator = allocator(networkThreads);
         workerGroup = new MultiThreadIoEventLoopGroup(networkThreads, new DefaultThreadFactory("skein-network", true),
                 transport.ioHandlerFactory());
         ServerBootstrap b = new ServerBootstrap()
@@ -141,7 +112,6 @@ public final class SocketServer implements AutoCloseable {
                 .option(ChannelOption.SO_BACKLOG, 512)
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, allocator)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override

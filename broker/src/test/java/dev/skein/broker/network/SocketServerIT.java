@@ -2,14 +2,11 @@ package dev.skein.broker.network;
 
 import dev.skein.broker.api.SupportedApis;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.netty.buffer.PoolArenaMetric;
-import io.netty.buffer.PooledByteBufAllocatorMetric;
 import io.netty.channel.epoll.Epoll;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.FetchResponseData;
-import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.record.FileRecords;
@@ -49,8 +46,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * native library is shipped (Linux x86-64), and on either transport a fetch response whose records
  * stay in a segment file reaches the client intact (epoll sends the file range with
  * {@code sendfile}, NIO with {@code transferTo}) without closing the segment's file, so the same
- * range can be sent again; large requests are read into the listener's own buffer pool and every
- * buffer goes back to it.
+ * range can be sent again.
  */
 class SocketServerIT {
     private static final short FETCH_VERSION = 16;
@@ -138,32 +134,6 @@ class SocketServerIT {
                 assertThat(segment.channel().isOpen()).isTrue();
             }
         }
-    }
-
-    @Test
-    void largeRequestsAreReadIntoTheListenersPoolAndEveryBufferIsGivenBack() throws Exception {
-        start(SocketServer.Transport.available(), (context, request) -> CompletableFuture.completedFuture(
-                Response.reply(new ProduceResponseData())));
-        PooledByteBufAllocatorMetric pool = server.allocator().metric();
-        assertThat(pool.numDirectArenas()).isEqualTo(1);
-        assertThat(pool.numHeapArenas()).isZero();
-        try (Socket socket = connect()) {
-            for (int correlationId = 1; correlationId <= 20; correlationId++) {
-                // 300 KB: socket reads of up to 64 KB and a frame of its own size, all over Netty's 16.5 KB
-                // low-memory limit, and below the 2 MiB chunk
-                byte[] frame = RawFrames.frame(RawFrames.produce("t", 0, RawFrames.records("k", "v".repeat(300_000)),
-                        (short) 1), RawFrames.header(ApiKeys.PRODUCE, RawFrames.PRODUCE_VERSION, correlationId));
-                ByteBuffer response = roundTrip(socket, frame);
-                assertThat(ResponseHeader.parse(response, ApiKeys.PRODUCE.responseHeaderVersion(RawFrames.PRODUCE_VERSION))
-                        .correlationId()).isEqualTo(correlationId);
-            }
-        }
-        PoolArenaMetric arena = pool.directArenas().get(0);
-        assertThat(arena.numNormalAllocations()).as("reads and frames served from the pool's chunks").isPositive();
-        assertThat(arena.numHugeAllocations()).as("nothing allocated outside the chunks").isZero();
-        // 6 MB of requests read: a buffer not given back would have taken more chunks than these
-        assertThat(pool.usedDirectMemory()).as("every buffer given back and reused")
-                .isLessThanOrEqualTo(2L * pool.chunkSize());
     }
 
     private void start(SocketServer.Transport transport, RequestHandler handler) throws InterruptedException {
