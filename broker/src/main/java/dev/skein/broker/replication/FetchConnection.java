@@ -1,5 +1,7 @@
 package dev.skein.broker.replication;
 
+import org.apache.kafka.common.utils.Time;
+
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -34,18 +36,23 @@ final class FetchConnection implements Closeable {
 
     private final SocketChannel channel;
     private final Selector selector;
+    private final Time time;
     private final SelectionKey key;
     private ByteBuffer send = ByteBuffer.allocateDirect(4 * 1024);
     private ByteBuffer receive = ByteBuffer.allocateDirect(INITIAL_BYTES);
 
-    private FetchConnection(SocketChannel channel, Selector selector) throws IOException {
+    private FetchConnection(SocketChannel channel, Selector selector, Time time) throws IOException {
         this.channel = channel;
+        this.time = time;
         this.selector = selector;
         this.key = channel.register(selector, 0);
     }
 
-    /** Connects within {@code timeoutMs}; Nagle off (a fetch is one small write awaiting its answer). */
-    static FetchConnection open(String host, int port, int timeoutMs) throws IOException {
+    /**
+     * Connects within {@code timeoutMs}; Nagle off (a fetch is one small write awaiting its answer).
+     * A round's deadline is kept by {@code time}.
+     */
+    static FetchConnection open(String host, int port, int timeoutMs, Time time) throws IOException {
         SocketChannel channel = SocketChannel.open();
         Selector selector = null;
         try {
@@ -53,7 +60,7 @@ final class FetchConnection implements Closeable {
             channel.socket().connect(new InetSocketAddress(host, port), timeoutMs);
             channel.configureBlocking(false);
             selector = Selector.open();
-            return new FetchConnection(channel, selector);
+            return new FetchConnection(channel, selector, time);
         } catch (IOException | RuntimeException e) {
             closeQuietly(channel);
             if (selector != null) {
@@ -76,7 +83,7 @@ final class FetchConnection implements Closeable {
      *                     response frame, the deadline, or the connection's end or close
      */
     ByteBuffer roundTrip(ByteBuffer[] parts, long timeoutMs, long maxResponseBytes) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        long deadline = time.nanoseconds() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         write(parts, deadline);
         return read(deadline, maxResponseBytes);
     }
@@ -155,7 +162,7 @@ final class FetchConnection implements Closeable {
     }
 
     private void await(int ops, long deadline) throws IOException {
-        long ms = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        long ms = TimeUnit.NANOSECONDS.toMillis(deadline - time.nanoseconds());
         if (ms <= 0) {
             throw new SocketTimeoutException("no response from the leader in time");
         }

@@ -361,7 +361,7 @@ public final class ReplicaFetcher implements Runnable {
     private FetchResponseData send(FetchRequestData body) throws IOException {
         FetchConnection c = connection;
         if (c == null || !c.isOpen()) {
-            c = FetchConnection.open(host, port, config.socketTimeoutMs());
+            c = FetchConnection.open(host, port, config.socketTimeoutMs(), time);
             connection = c;
             if (!running) {
                 // shut down while connecting: closeSocket may have run before the field was set

@@ -1,5 +1,6 @@
 package dev.skein.broker.replication;
 
+import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -75,7 +76,7 @@ class FetchConnectionTest {
     }
 
     private FetchConnection connect() throws IOException {
-        connection = FetchConnection.open(server.getInetAddress().getHostAddress(), server.getLocalPort(), 5_000);
+        connection = FetchConnection.open(server.getInetAddress().getHostAddress(), server.getLocalPort(), 5_000, Time.SYSTEM);
         return connection;
     }
 
