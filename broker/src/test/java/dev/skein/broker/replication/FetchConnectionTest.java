@@ -75,6 +75,17 @@ class FetchConnectionTest {
         }, leaderThread);
     }
 
+    /** A leader that accepts one connection and leaves it to the test. */
+    private CompletableFuture<Socket> acceptOne() {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return server.accept();
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }, leaderThread);
+    }
+
     private FetchConnection connect() throws IOException {
         connection = FetchConnection.open(server.getInetAddress().getHostAddress(), server.getLocalPort(), 5_000, Time.SYSTEM);
         return connection;
@@ -117,13 +128,7 @@ class FetchConnectionTest {
 
     @Test
     void aLeaderThatDoesNotAnswerInTimeEndsTheRound() throws Exception {
-        CompletableFuture<Socket> accepted = CompletableFuture.supplyAsync(() -> {
-            try {
-                return server.accept();
-            } catch (IOException e) {
-                throw new RuntimeException(e);
-            }
-        }, leaderThread);
+        CompletableFuture<Socket> accepted = acceptOne();
         FetchConnection c = connect();
         long start = System.nanoTime();
         assertThatThrownBy(() -> c.roundTrip(new ByteBuffer[] {ByteBuffer.wrap(new byte[10])}, 200, 1 << 20))
@@ -163,13 +168,7 @@ class FetchConnectionTest {
 
     @Test
     void closingFromAnotherThreadEndsARoundInProgress() throws Exception {
-        CompletableFuture<Socket> accepted = CompletableFuture.supplyAsync(() -> {
-            try {
-                return server.accept();
-            } catch (IOException e) {
-                throw new RuntimeException(e);
-            }
-        }, leaderThread);
+        CompletableFuture<Socket> accepted = acceptOne();
         FetchConnection c = connect();
         Socket leaderSide = accepted.get(10, TimeUnit.SECONDS);
         CompletableFuture<Throwable> round = CompletableFuture.supplyAsync(() -> {
