@@ -10,9 +10,9 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * Measures the machine limits a broker's figures are judged against, in the same run as the
- * benchmark: memory copy, loopback TCP, appends to a new file in the page cache, and fsync rate. Run with the source launcher:
- * {@code java bench/tools/MachineLimits.java DIR [quick]}; prints one {@code name<TAB>value<TAB>unit}
- * line per limit. Each measurement takes about a second.
+ * benchmark: memory copy, loopback TCP, appends to a new file in the page cache, and fsync rate.
+ * Run with the source launcher: {@code java bench/tools/MachineLimits.java DIR [quick]}; prints
+ * one {@code name<TAB>value<TAB>unit} line per limit. Each measurement takes about a second.
  */
 public final class MachineLimits {
     private static final int MIB = 1 << 20;
@@ -22,7 +22,8 @@ public final class MachineLimits {
         boolean quick = args.length > 1 && args[1].equals("quick");
         print("memory copy (1 thread)", memoryCopyGBps(quick ? 4L << 30 : 16L << 30), "GB/s");
         print("loopback TCP (1 connection)", loopbackGBps(quick ? 2L << 30 : 8L << 30), "GB/s");
-        print("append to a new file, page cache (1 MiB writes, no fsync)", pageCacheAppendGBps(dir, quick ? 512L * MIB : 2048L * MIB), "GB/s");
+        print("append to a new file, page cache (1 MiB writes, no fsync)",
+                pageCacheAppendGBps(dir, quick ? 512L * MIB : 2048L * MIB), "GB/s");
         print("fsync of 4 KiB appends", fsyncPerSecond(dir, quick ? 200 : 1000), "fsync/s");
     }
 

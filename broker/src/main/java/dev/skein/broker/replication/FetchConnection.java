@@ -99,7 +99,9 @@ final class FetchConnection implements Closeable {
         ByteBuffer out = send.clear();
         out.putInt(size);
         for (ByteBuffer p : parts) {
-            out.put(p.duplicate());
+            int at = p.position();
+            out.put(p);
+            p.position(at);
         }
         out.flip();
         while (out.hasRemaining()) {

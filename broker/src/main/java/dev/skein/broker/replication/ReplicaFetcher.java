@@ -137,7 +137,7 @@ public final class ReplicaFetcher implements Runnable {
 
     public void shutdown() {
         running = false;
-        closeSocket();
+        closeConnection();
         Thread t = thread;
         if (t != null) {
             t.interrupt();
@@ -166,7 +166,7 @@ public final class ReplicaFetcher implements Runnable {
                 }
                 log.info("Fetch from broker {} at {}:{} failed: {}; retrying in {} ms", leaderId, host, port,
                         e.toString(), config.fetchBackoffMs());
-                closeSocket();
+                closeConnection();
                 try {
                     Thread.sleep(config.fetchBackoffMs());
                 } catch (InterruptedException ie) {
@@ -174,7 +174,7 @@ public final class ReplicaFetcher implements Runnable {
                 }
             }
         }
-        closeSocket();
+        closeConnection();
     }
 
     /** One fetch round trip; returns false if there was nothing to fetch. */
@@ -364,8 +364,8 @@ public final class ReplicaFetcher implements Runnable {
             c = FetchConnection.open(host, port, config.socketTimeoutMs(), time);
             connection = c;
             if (!running) {
-                // shut down while connecting: closeSocket may have run before the field was set
-                closeSocket();
+                // shut down while connecting: closeConnection may have run before the field was set
+                closeConnection();
                 throw new IOException("the fetcher was shut down");
             }
         }
@@ -384,7 +384,7 @@ public final class ReplicaFetcher implements Runnable {
         return (FetchResponseData) AbstractResponse.parseResponse(ApiKeys.FETCH, new ByteBufferAccessor(buf), version).data();
     }
 
-    private void closeSocket() {
+    private void closeConnection() {
         FetchConnection c = connection;
         connection = null;
         if (c != null) {
