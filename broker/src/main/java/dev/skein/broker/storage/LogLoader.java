@@ -93,6 +93,10 @@ final class LogLoader {
             long nextBase = i + 1 < bases.size() ? bases.get(i + 1) : Long.MAX_VALUE;
             boolean recover = nextBase > recoveryPoint;
             LogSegment segment = LogSegment.open(dir, base, config, now, recover);
+            if (!segments.isEmpty()) {
+                // only the active segment, the last one, keeps the table of its recent batches
+                segments.lastEntry().getValue().forgetRecentBatches();
+            }
             segments.put(base, segment);
             if (segment.truncatedBytes > 0) {
                 truncated = true;

@@ -36,6 +36,8 @@ final class LogSegment implements Closeable {
     private final FileRecords log;
     private final OffsetIndex offsetIndex;
     private final TimeIndex timeIndex;
+    /** The active segment's last batches, for reads near the end without header reads from the file. */
+    private final RecentBatches recent = new RecentBatches();
     private int bytesSinceLastIndexEntry;
     private volatile long maxTimestamp = RecordBatch.NO_TIMESTAMP;
     private volatile long offsetOfMaxTimestamp = -1;
@@ -177,6 +179,7 @@ final class LogSegment implements Closeable {
             } catch (IOException | RuntimeException suppressed) {
                 e.addSuppressed(suppressed);
             }
+            recent.clear();
             maxTimestamp = prevMaxTs;
             offsetOfMaxTimestamp = prevMaxTsOffset;
             lastOffset = prevLast;
@@ -196,6 +199,7 @@ final class LogSegment implements Closeable {
         }
         bytesSinceLastIndexEntry += batch.sizeInBytes();
         lastOffset = batch.lastOffset();
+        recent.add(batch.baseOffset(), lastOffset, position, batch.sizeInBytes());
     }
 
     /**
@@ -204,6 +208,7 @@ final class LogSegment implements Closeable {
      * Returns the number of bytes truncated.
      */
     int rebuild(boolean validate) throws IOException {
+        recent.clear();
         offsetIndex.reset();
         timeIndex.reset();
         maxTimestamp = RecordBatch.NO_TIMESTAMP;
@@ -267,6 +272,7 @@ final class LogSegment implements Closeable {
                 }
                 trackMaxTimestamp(batch);
                 lastOffset = batch.lastOffset();
+                recent.add(batch.baseOffset(), lastOffset, validEnd, batch.sizeInBytes());
                 bytesSinceLastIndexEntry += batch.sizeInBytes();
                 expectedMin = batch.lastOffset() + 1;
                 validEnd += batch.sizeInBytes();
@@ -298,18 +304,22 @@ final class LogSegment implements Closeable {
         }
     }
 
-    /** Position and size of the first batch with lastOffset >= target within {@code limit} bytes, or null. */
-    private FileRecords.LogOffsetPosition find(long target, int limit) {
+    /** Position of the first batch with lastOffset >= target within {@code limit} bytes, or -1. */
+    private int find(long target, int limit) {
+        int known = recent.findPosition(target, limit);
+        if (known != RecentBatches.UNKNOWN) {
+            return known;
+        }
         int start = offsetIndex.lookup(target).position();
         if (start > limit) {
             start = 0;
         }
         for (FileChannelRecordBatch batch : log.slice(start, limit - start).batches()) {
             if (batch.lastOffset() >= target) {
-                return new FileRecords.LogOffsetPosition(batch.baseOffset(), batch.position(), batch.sizeInBytes());
+                return batch.position();
             }
         }
-        return null;
+        return -1;
     }
 
     /**
@@ -320,12 +330,16 @@ final class LogSegment implements Closeable {
      */
     Records read(long startOffset, int maxBytes, long maxOffsetExclusive, boolean minOneMessage) {
         int limit = log.sizeInBytes();
-        FileRecords.LogOffsetPosition first = find(startOffset, limit);
-        if (first == null) {
+        RecentBatches.Range known = recent.read(startOffset, limit, maxBytes, maxOffsetExclusive, minOneMessage);
+        if (known != RecentBatches.UNKNOWN_RANGE) {
+            return known == null ? null : log.slice(known.position(), known.size());
+        }
+        int first = find(startOffset, limit);
+        if (first < 0) {
             return null;
         }
         int total = 0;
-        for (FileChannelRecordBatch batch : log.slice(first.position, limit - first.position).batches()) {
+        for (FileChannelRecordBatch batch : log.slice(first, limit - first).batches()) {
             if (batch.lastOffset() >= maxOffsetExclusive) {
                 break;
             }
@@ -338,7 +352,7 @@ final class LogSegment implements Closeable {
                 break;
             }
         }
-        return log.slice(first.position, total);
+        return log.slice(first, total);
     }
 
     /** First record with timestamp >= target at or after {@code startOffset}, or empty. */
@@ -375,13 +389,13 @@ final class LogSegment implements Closeable {
 
     /** Removes every batch whose last offset is {@code >= offset}; returns bytes removed. */
     int truncateTo(long offset) throws IOException {
-        FileRecords.LogOffsetPosition at = find(offset, log.sizeInBytes());
-        if (at == null) {
+        int at = find(offset, log.sizeInBytes());
+        if (at < 0) {
             return 0;
         }
-        int removed = log.sizeInBytes() - at.position;
-        log.truncateTo(at.position);
-        log.channel().position(at.position);
+        int removed = log.sizeInBytes() - at;
+        log.truncateTo(at);
+        log.channel().position(at);
         rebuild(false);
         if (isEmpty()) {
             rollStartMs = Long.MAX_VALUE;
@@ -389,8 +403,14 @@ final class LogSegment implements Closeable {
         return removed;
     }
 
+    /** Lets the table of recent batches go: reads of a segment no longer appended to scan its file. */
+    void forgetRecentBatches() {
+        recent.release();
+    }
+
     /** Called when this segment stops being the active one: records the final time index entry. */
     void onBecomeInactive() throws IOException {
+        forgetRecentBatches();
         timeIndex.maybeAppend(maxTimestamp, offsetOfMaxTimestamp, true);
         offsetIndex.writePending();
         timeIndex.writePending();
