@@ -344,7 +344,7 @@ final class LogSegment implements Closeable {
                 break;
             }
             int size = batch.sizeInBytes();
-            if ((long) total + size > maxBytes && !(total == 0 && minOneMessage)) {
+            if (!fits(total, size, maxBytes, minOneMessage)) {
                 break;
             }
             total += size;
@@ -353,6 +353,15 @@ final class LogSegment implements Closeable {
             }
         }
         return log.slice(first, total);
+    }
+
+    /**
+     * The size rule of a read, for a scan of the file and for {@link RecentBatches} alike: whether a batch of
+     * {@code size} bytes joins the {@code total} bytes already taken within {@code maxBytes}; the first batch
+     * always does with {@code minOneMessage}.
+     */
+    static boolean fits(int total, int size, int maxBytes, boolean minOneMessage) {
+        return (long) total + size <= maxBytes || (total == 0 && minOneMessage);
     }
 
     /** First record with timestamp >= target at or after {@code startOffset}, or empty. */

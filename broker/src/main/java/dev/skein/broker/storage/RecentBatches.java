@@ -116,7 +116,7 @@ final class RecentBatches {
                 break;
             }
             int size = batch.size();
-            if ((long) total + size > maxBytes && !(total == 0 && minOneMessage)) {
+            if (!LogSegment.fits(total, size, maxBytes, minOneMessage)) {
                 break;
             }
             total += size;
