@@ -16,9 +16,9 @@ import org.apache.kafka.common.requests.FetchMetadata;
 import org.apache.kafka.common.requests.FetchRequest;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -130,8 +130,9 @@ final class FetchApi {
     private CompletableFuture<Response> read(FetchRequestData data, int replicaId, boolean byId, ClusterImage image,
                                              List<FetchSessions.Key> keys, List<FetchRequestPartition> reads,
                                              FetchSessions.Session session, boolean full) {
-        List<FetchRequestPartition> parts = new ArrayList<>();
-        Map<FetchRequestPartition, FetchResult> immediate = new LinkedHashMap<>();
+        // Partitions the image does not know are answered at once, without a read; usually there are
+        // none and every partition is read, in the request's order.
+        FetchResult[] refused = null;
         for (int i = 0; i < reads.size(); i++) {
             // checked against the image of this request: a session's partition may have gone, or its
             // topic been created or re-created, since the session took it
@@ -139,37 +140,45 @@ final class FetchApi {
             TopicMetadata topic = byId ? image.topic(r.partition().topicId()) : image.topic(r.partition().topic());
             int partition = r.partition().partition();
             if (topic == null || partition < 0 || partition >= topic.partitionCount()) {
-                immediate.put(r, FetchResult.error(byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION));
+                if (refused == null) {
+                    refused = new FetchResult[reads.size()];
+                }
+                refused[i] = FetchResult.error(byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION);
                 continue;
             }
             if (!topic.name().equals(r.partition().topic()) || !topic.id().equals(r.partition().topicId())) {
-                r = new FetchRequestPartition(new TopicIdPartition(topic.id(), partition, topic.name()), r.fetchOffset(),
-                        r.maxBytes(), r.currentLeaderEpoch(), r.lastFetchedEpoch());
-                reads.set(i, r);
+                reads.set(i, new FetchRequestPartition(new TopicIdPartition(topic.id(), partition, topic.name()), r.fetchOffset(),
+                        r.maxBytes(), r.currentLeaderEpoch(), r.lastFetchedEpoch()));
             }
-            parts.add(r);
         }
-        long maxWait = immediate.isEmpty() ? data.maxWaitMs() : 0;
-        return replicaManager.fetch(replicaId, parts, maxWait, data.minBytes(), data.maxBytes()).thenApply(results -> {
-            Map<FetchRequestPartition, FetchResult> all = results;
-            if (!immediate.isEmpty()) {
-                all = new LinkedHashMap<>(immediate);
-                all.putAll(results);
-            }
-            if (session == null) {
-                return Response.reply(build(reads, all, byId).setSessionId(FetchMetadata.INVALID_SESSION_ID));
-            }
-            List<FetchResult> inOrder = new ArrayList<>(reads.size());
-            for (FetchRequestPartition r : reads) {
-                inOrder.add(all.get(r));
-            }
-            List<FetchRequestPartition> answered = new ArrayList<>();
-            synchronized (session) {
-                for (int i : session.answer(keys, inOrder, full)) {
-                    answered.add(reads.get(i));
+        List<FetchRequestPartition> parts = reads;
+        if (refused != null) {
+            parts = new ArrayList<>(reads.size());
+            for (int i = 0; i < reads.size(); i++) {
+                if (refused[i] == null) {
+                    parts.add(reads.get(i));
                 }
             }
-            return Response.reply(build(answered, all, byId).setSessionId(session.id));
+        }
+        FetchResult[] answeredAtOnce = refused;
+        long maxWait = refused == null ? data.maxWaitMs() : 0;
+        return replicaManager.fetch(replicaId, parts, maxWait, data.minBytes(), data.maxBytes()).thenApply(results -> {
+            List<FetchResult> inOrder = results;
+            if (answeredAtOnce != null) {
+                FetchResult[] all = new FetchResult[reads.size()];
+                for (int i = 0, next = 0; i < all.length; i++) {
+                    all[i] = answeredAtOnce[i] != null ? answeredAtOnce[i] : results.get(next++);
+                }
+                inOrder = Arrays.asList(all);
+            }
+            if (session == null) {
+                return Response.reply(build(reads, inOrder, null, byId).setSessionId(FetchMetadata.INVALID_SESSION_ID));
+            }
+            List<Integer> answered;
+            synchronized (session) {
+                answered = session.answer(keys, inOrder, full);
+            }
+            return Response.reply(build(reads, inOrder, answered, byId).setSessionId(session.id));
         });
     }
 
@@ -179,13 +188,19 @@ final class FetchApi {
                 .setSessionId(FetchMetadata.INVALID_SESSION_ID)));
     }
 
-    private static FetchResponseData build(List<FetchRequestPartition> order, Map<FetchRequestPartition, FetchResult> results,
+    /**
+     * The response to {@code reads} with their {@code results} (same order): of those at {@code
+     * indexes} (ascending), or of all of them if that is null.
+     */
+    private static FetchResponseData build(List<FetchRequestPartition> reads, List<FetchResult> results, List<Integer> indexes,
                                            boolean byId) {
         FetchResponseData response = new FetchResponseData()
                 .setErrorCode(Errors.NONE.code());
         FetchResponseData.FetchableTopicResponse current = null;
-        for (FetchRequestPartition r : order) {
-            TopicIdPartition tip = r.partition();
+        int n = indexes == null ? reads.size() : indexes.size();
+        for (int k = 0; k < n; k++) {
+            int i = indexes == null ? k : indexes.get(k);
+            TopicIdPartition tip = reads.get(i).partition();
             boolean sameTopic = current != null && (byId ? current.topicId().equals(tip.topicId())
                     : current.topic().equals(tip.topic()));
             if (!sameTopic) {
@@ -197,7 +212,7 @@ final class FetchApi {
                 }
                 response.responses().add(current);
             }
-            FetchResult res = results.get(r);
+            FetchResult res = results.get(i);
             FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData();
             if (res.divergingEpoch() != null) {
                 pd.setDivergingEpoch(new FetchResponseData.EpochEndOffset()

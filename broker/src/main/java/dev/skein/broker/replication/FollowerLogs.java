@@ -5,7 +5,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.MemoryRecords;
 
 import java.io.IOException;
-import java.util.Optional;
 
 /**
  * The local side of follower replication, as the fetcher sees it. Every write names the leader
@@ -14,8 +13,11 @@ import java.util.Optional;
  */
 public interface FollowerLogs {
 
-    /** Where to fetch from: the local log end offset, latest epoch and log start; empty if not hosted. */
-    Optional<Position> position(TopicPartition tp);
+    /**
+     * Where to fetch from: the local log end offset, latest epoch and log start; null if not hosted
+     * as a follower. Asked for every followed partition on every fetch round.
+     */
+    Position position(TopicPartition tp);
 
     /** The local end offset of {@code epoch} (Kafka's OffsetForLeaderEpoch semantics). */
     EpochEndOffset endOffsetForEpoch(TopicPartition tp, int epoch);

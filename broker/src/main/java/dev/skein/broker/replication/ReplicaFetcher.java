@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -62,8 +63,17 @@ public final class ReplicaFetcher implements Runnable {
     private final Throttle throttle;
     private final Map<TopicPartition, FetchTarget> partitions = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Long> backoffUntil = new ConcurrentHashMap<>();
-    /** Per partition, the fetch data of its last round (the fetcher's thread only). */
-    private final Map<TopicPartition, FetchRequest.PartitionData> lastFetched = new HashMap<>();
+    /**
+     * Per followed partition, what the fetcher thread keeps of it between rounds; fetcher thread only.
+     * A round reuses these instead of building maps of its partitions: a follower fetches every
+     * partition it follows from this leader on every round trip, most of them idle.
+     */
+    private final Map<TopicPartition, Slot> slots = new HashMap<>();
+    /** This round's partitions, in fetch order; fetcher thread only. */
+    private final List<Slot> round = new ArrayList<>();
+    /** The names of the topics of the partitions fetched, by id (Fetch v13+ answers by id); fetcher thread only. */
+    private final Map<Uuid, String> topicNames = new HashMap<>();
+    private long rounds;
     private final Object wakeup = new Object();
     private volatile boolean running;
     private volatile Thread thread;
@@ -180,35 +190,52 @@ public final class ReplicaFetcher implements Runnable {
     /** One fetch round trip; returns false if there was nothing to fetch. */
     boolean doWork() throws IOException {
         long now = time.milliseconds();
-        Map<TopicPartition, FetchTarget> round = new HashMap<>();
-        Map<TopicPartition, FollowerLogs.Position> positions = new HashMap<>();
+        long thisRound = ++rounds;
+        round.clear();
         // throttled partitions sit out the round while the follower bucket is empty (or in debt)
         long throttleBytes = throttle.available();
         boolean heldBack = false;
-        for (Map.Entry<TopicPartition, FetchTarget> e : partitions.entrySet()) {
-            Long until = backoffUntil.get(e.getKey());
+        for (FetchTarget t : partitions.values()) {
+            TopicPartition tp = t.partition();
+            Long until = backoffUntil.isEmpty() ? null : backoffUntil.get(tp);
             if (until != null && until > now) {
                 continue;
             }
-            if (e.getValue().throttled() && throttleBytes <= 0) {
+            if (t.throttled() && throttleBytes <= 0) {
                 heldBack = true;
                 continue;
             }
-            logs.position(e.getKey()).ifPresent(p -> {
-                round.put(e.getKey(), e.getValue());
-                positions.put(e.getKey(), p);
-            });
+            FollowerLogs.Position position = logs.position(tp);
+            if (position == null) {
+                continue;
+            }
+            Slot slot = slots.get(tp);
+            if (slot == null) {
+                slot = new Slot(tp);
+                slots.put(tp, slot);
+            }
+            slot.target = t;
+            slot.position = position;
+            slot.round = thisRound;
+            round.add(slot);
+            topicNames.putIfAbsent(t.topicId(), tp.topic());
         }
         if (round.isEmpty()) {
             return false;
         }
-        if (lastFetched.size() > round.size()) {
-            lastFetched.keySet().retainAll(round.keySet());
+        if (slots.size() > round.size()) {
+            // partitions left out of this round (backed off, throttled, no longer followed) are sent
+            // afresh when they come back, and the names of topics no longer fetched are dropped
+            slots.values().removeIf(slot -> slot.round != thisRound);
+            topicNames.clear();
+            for (Slot slot : round) {
+                topicNames.put(slot.target.topicId(), slot.tp.topic());
+            }
         }
         // a held-back partition must not wait out a whole long-poll behind the others: the bucket
         // would fill to its cap meanwhile and the tokens beyond it would be lost
         int maxWaitMs = heldBack ? (int) Math.min(config.fetchWaitMaxMs(), throttle.msUntilAvailable()) : config.fetchWaitMaxMs();
-        FetchRequestData request = buildRequest(round, positions, throttleBytes, maxWaitMs);
+        FetchRequestData request = buildRequest(throttleBytes, maxWaitMs);
         FetchResponseData response;
         try {
             response = send(request);
@@ -227,23 +254,23 @@ public final class ReplicaFetcher implements Runnable {
         if (response.errorCode() != Errors.NONE.code()) {
             throw new IOException("fetch failed with " + Errors.forCode(response.errorCode()));
         }
-        Map<Uuid, String> names = new HashMap<>();
-        round.values().forEach(t -> names.put(t.topicId(), t.partition().topic()));
         boolean dropped = false;
         for (FetchResponseData.FetchableTopicResponse tr : response.responses()) {
-            String topic = version >= 13 ? names.get(tr.topicId()) : tr.topic();
+            String topic = version >= 13 ? topicNames.get(tr.topicId()) : tr.topic();
             if (topic == null) {
                 dropped = true;
                 continue;
             }
             for (FetchResponseData.PartitionData pd : tr.partitions()) {
-                TopicPartition tp = new TopicPartition(topic, pd.partitionIndex());
-                FetchTarget target = round.get(tp);
-                FetchTarget current = partitions.get(tp);
+                Slot slot = slots.get(new TopicPartition(topic, pd.partitionIndex()));
+                FetchTarget current = slot == null ? null : partitions.get(slot.tp);
                 // the same partition re-assigned with the same leader epoch (a new target object from a
-                // metadata update) still takes the answer; FollowerLogs checks the epoch again
-                if (target != null && current != null && current.leaderEpoch() == target.leaderEpoch()) {
-                    handlePartition(current, positions.get(tp), pd);
+                // metadata update) still takes the answer; FollowerLogs checks the epoch again. A topic
+                // re-created under its name has a new id: an answer for the old one is not applied.
+                if (slot != null && slot.round == thisRound && current != null
+                        && (version < 13 || slot.target.topicId().equals(tr.topicId()))
+                        && current.leaderEpoch() == slot.target.leaderEpoch()) {
+                    handlePartition(current, slot.position, pd);
                 } else {
                     dropped = true;
                 }
@@ -305,22 +332,19 @@ public final class ReplicaFetcher implements Runnable {
      * of this round (backed off, throttled) are forgotten, and a session the leader lost is opened
      * again with a full fetch, all as kafka-clients' {@link FetchSessionHandler} decides.
      */
-    private FetchRequestData buildRequest(Map<TopicPartition, FetchTarget> round, Map<TopicPartition, FollowerLogs.Position> positions,
-                                          long throttleBytes, int maxWaitMs) {
+    private FetchRequestData buildRequest(long throttleBytes, int maxWaitMs) {
         boolean sessions = version >= MIN_SESSION_VERSION;
         FetchSessionHandler.Builder builder = sessions ? session.newBuilder(round.size(), false) : null;
         Map<TopicPartition, FetchRequest.PartitionData> all = sessions ? null : new LinkedHashMap<>();
-        for (Map.Entry<TopicPartition, FetchTarget> e : round.entrySet()) {
-            FetchTarget t = e.getValue();
-            FollowerLogs.Position p = positions.get(e.getKey());
-            int maxBytes = t.throttled()
+        for (Slot slot : round) {
+            int maxBytes = slot.target.throttled()
                     ? (int) Math.max(1, Math.min(config.fetchMaxBytes(), throttleBytes))
                     : config.fetchMaxBytes();
-            FetchRequest.PartitionData data = partitionData(e.getKey(), t, p, maxBytes);
+            FetchRequest.PartitionData data = partitionData(slot, maxBytes);
             if (sessions) {
-                builder.add(e.getKey(), data);
+                builder.add(slot.tp, data);
             } else {
-                all.put(e.getKey(), data);
+                all.put(slot.tp, data);
             }
         }
         FetchRequest.Builder request;
@@ -338,13 +362,15 @@ public final class ReplicaFetcher implements Runnable {
     }
 
     /**
-     * The fetch of {@code tp} from {@code position}: the one sent last time if nothing in it changed,
+     * The fetch of the slot's partition from its position: the one sent last time if nothing in it changed,
      * which is most partitions of most rounds (the session then leaves them out of the request), so
      * a round allocates for the partitions that moved only.
      */
-    private FetchRequest.PartitionData partitionData(TopicPartition tp, FetchTarget t, FollowerLogs.Position position, int maxBytes) {
+    private FetchRequest.PartitionData partitionData(Slot slot, int maxBytes) {
+        FetchTarget t = slot.target;
+        FollowerLogs.Position position = slot.position;
         Uuid topicId = version >= 13 ? t.topicId() : Uuid.ZERO_UUID;
-        FetchRequest.PartitionData last = lastFetched.get(tp);
+        FetchRequest.PartitionData last = slot.lastFetched;
         if (last != null && last.fetchOffset == position.logEndOffset() && last.logStartOffset == position.logStartOffset()
                 && last.maxBytes == maxBytes && last.topicId.equals(topicId)
                 && last.currentLeaderEpoch.orElse(-1) == t.leaderEpoch()
@@ -354,7 +380,7 @@ public final class ReplicaFetcher implements Runnable {
         FetchRequest.PartitionData data = new FetchRequest.PartitionData(topicId, position.logEndOffset(),
                 position.logStartOffset(), maxBytes, Optional.of(t.leaderEpoch()),
                 version >= 12 ? Optional.of(position.latestEpoch()) : Optional.empty());
-        lastFetched.put(tp, data);
+        slot.lastFetched = data;
         return data;
     }
 
@@ -389,6 +415,22 @@ public final class ReplicaFetcher implements Runnable {
         connection = null;
         if (c != null) {
             c.close();
+        }
+    }
+
+    /** A followed partition, as the fetcher thread keeps it between rounds. */
+    private static final class Slot {
+        final TopicPartition tp;
+        /** This round's target and local position. */
+        FetchTarget target;
+        FollowerLogs.Position position;
+        /** The round it was last fetched in. */
+        long round;
+        /** What it was last fetched with. */
+        FetchRequest.PartitionData lastFetched;
+
+        Slot(TopicPartition tp) {
+            this.tp = tp;
         }
     }
 

@@ -3,7 +3,6 @@ package dev.skein.broker.server;
 import org.apache.kafka.common.TopicPartition;
 
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -20,12 +19,12 @@ final class DelayedFetch {
     private final List<TopicPartition> watched;
     private final int minBytes;
     private final BooleanSupplier readable;
-    private final Supplier<Map<FetchRequestPartition, FetchResult>> read;
-    private final CompletableFuture<Map<FetchRequestPartition, FetchResult>> future = new CompletableFuture<>();
+    private final Supplier<List<FetchResult>> read;
+    private final CompletableFuture<List<FetchResult>> future = new CompletableFuture<>();
     private final AtomicBoolean done = new AtomicBoolean();
 
     DelayedFetch(List<TopicPartition> watched, int minBytes, BooleanSupplier readable,
-                 Supplier<Map<FetchRequestPartition, FetchResult>> read) {
+                 Supplier<List<FetchResult>> read) {
         this.watched = watched;
         this.minBytes = minBytes;
         this.readable = readable;
@@ -36,7 +35,7 @@ final class DelayedFetch {
         return watched;
     }
 
-    CompletableFuture<Map<FetchRequestPartition, FetchResult>> future() {
+    CompletableFuture<List<FetchResult>> future() {
         return future;
     }
 
@@ -52,7 +51,7 @@ final class DelayedFetch {
         if (!readable.getAsBoolean()) {
             return false;
         }
-        Map<FetchRequestPartition, FetchResult> result = read.get();
+        List<FetchResult> result = read.get();
         if (ReplicaManager.enough(result, minBytes)) {
             return complete(result);
         }
@@ -66,9 +65,9 @@ final class DelayedFetch {
         }
     }
 
-    private boolean complete(Map<FetchRequestPartition, FetchResult> result) {
+    private boolean complete(List<FetchResult> result) {
         if (done.compareAndSet(false, true)) {
-            // each read builds a new map, and nothing else holds this one
+            // each read builds a new list, and nothing else holds this one
             future.complete(result);
         }
         return true;

@@ -43,9 +43,9 @@ final class FetchPurgatory {
      * (with {@code read}) whenever one of its partitions changes and {@code readable} says a read
      * could complete it, and answered with a last read after {@code maxWaitMs}.
      */
-    CompletableFuture<Map<FetchRequestPartition, FetchResult>> await(List<FetchRequestPartition> requested, int minBytes,
+    CompletableFuture<List<FetchResult>> await(List<FetchRequestPartition> requested, int minBytes,
                                                                      long maxWaitMs, BooleanSupplier readable,
-                                                                     Supplier<Map<FetchRequestPartition, FetchResult>> read) {
+                                                                     Supplier<List<FetchResult>> read) {
         // a partition named twice is filed twice in the same set: no harm, and no set built per fetch
         List<TopicPartition> watched = new ArrayList<>(requested.size());
         for (FetchRequestPartition r : requested) {

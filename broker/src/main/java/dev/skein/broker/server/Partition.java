@@ -2,12 +2,14 @@ package dev.skein.broker.server;
 
 import dev.skein.broker.metadata.PartitionRegistration;
 import dev.skein.broker.replication.Divergence;
+import dev.skein.broker.replication.FollowerLogs;
 import dev.skein.broker.replication.LeaderState;
 import dev.skein.broker.storage.EpochEndOffset;
 import dev.skein.broker.storage.LogAppendInfo;
 import dev.skein.broker.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 
 import java.io.IOException;
@@ -32,6 +34,10 @@ public final class Partition {
     private volatile PartitionRegistration registration;
     private volatile boolean leader;
     private volatile long highWatermark;
+    /** The last answer of {@link #emptyRead}; handed out again while the offsets in it hold. */
+    private FetchResult lastEmptyRead;
+    /** The last answer of {@link #fetchPosition}; handed out again while the offsets in it hold. */
+    private FollowerLogs.Position lastPosition;
     private LeaderState leaderState;
 
     Partition(TopicPartition topicPartition, Uuid topicId, PartitionLog log, PartitionRegistration registration,
@@ -193,15 +199,58 @@ public final class Partition {
                 return new FollowerFetchOutcome(diverging.get(), false);
             }
             if (fetchOffset > log.logEndOffset() || fetchOffset < log.logStartOffset()) {
-                return new FollowerFetchOutcome(null, false);
+                return FollowerFetchOutcome.RECORDED;
             }
             leaderState.recordFollowerFetch(followerId, fetchOffset, log.logEndOffset(), nowMs);
-            boolean advanced = maybeAdvanceHighWatermark(minIsr);
-            return new FollowerFetchOutcome(null, advanced);
+            return maybeAdvanceHighWatermark(minIsr) ? FollowerFetchOutcome.ADVANCED : FollowerFetchOutcome.RECORDED;
         }
     }
 
     record FollowerFetchOutcome(EpochEndOffset diverging, boolean highWatermarkAdvanced) {
+        /** The outcomes without a divergence, shared: every partition of every follower fetch has one. */
+        static final FollowerFetchOutcome RECORDED = new FollowerFetchOutcome(null, false);
+        static final FollowerFetchOutcome ADVANCED = new FollowerFetchOutcome(null, true);
+    }
+
+    /**
+     * Leader only: the ISR with {@code followerId} added if it may join now (caught up to the high
+     * watermark and this leader epoch's start, no change in flight), else null.
+     */
+    List<Integer> isrExpansionFor(int followerId) {
+        synchronized (lock) {
+            return leaderState == null ? null : leaderState.expandProposal(followerId).orElse(null);
+        }
+    }
+
+    /**
+     * Where this partition's follower fetches from: the one handed out last if its log's end, latest
+     * epoch and start have not moved since (the fetcher asks for every followed partition each round).
+     */
+    FollowerLogs.Position fetchPosition() {
+        PartitionLog l = log;
+        long end = l.logEndOffset();
+        int epoch = l.latestEpoch();
+        long start = l.logStartOffset();
+        FollowerLogs.Position last = lastPosition;
+        if (last == null || last.logEndOffset() != end || last.latestEpoch() != epoch || last.logStartOffset() != start) {
+            last = new FollowerLogs.Position(end, epoch, start);
+            lastPosition = last; // a race only costs an allocation: a record's fields are final
+        }
+        return last;
+    }
+
+    /**
+     * An empty read's answer at this high watermark and log start offset: the one handed out last if
+     * they have not moved since. A follower's fetch reads every partition of its session, and most
+     * have nothing new, so most answers are this one.
+     */
+    FetchResult emptyRead(long highWatermark, long logStartOffset) {
+        FetchResult last = lastEmptyRead;
+        if (last == null || last.highWatermark() != highWatermark || last.logStartOffset() != logStartOffset) {
+            last = new FetchResult(Errors.NONE, highWatermark, logStartOffset, MemoryRecords.EMPTY);
+            lastEmptyRead = last; // a race only costs an allocation: a record's fields are final
+        }
+        return last;
     }
 
     /**

@@ -32,6 +32,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -491,7 +492,10 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     }
 
     private void maybeExpandIsr(Partition p, int followerId) {
-        p.withLeaderState(ls -> ls.expandProposal(followerId).orElse(null)).ifPresent(isr -> proposeIsr(p, isr, false));
+        List<Integer> isr = p.isrExpansionFor(followerId);
+        if (isr != null) {
+            proposeIsr(p, isr, false);
+        }
     }
 
     /** Sends an ISR change to the controller, unless one is in flight; applies the answer. */
@@ -543,13 +547,9 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     // ---------------------------------------------------------------- follower side (FollowerLogs)
 
     @Override
-    public Optional<Position> position(TopicPartition tp) {
+    public Position position(TopicPartition tp) {
         Partition p = partitions.get(tp);
-        if (p == null || p.isLeader()) {
-            return Optional.empty();
-        }
-        PartitionLog l = p.log();
-        return Optional.of(new Position(l.logEndOffset(), l.latestEpoch(), l.logStartOffset()));
+        return p == null || p.isLeader() ? null : p.fetchPosition();
     }
 
     @Override
@@ -590,9 +590,12 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     /**
      * Reads the partitions; if fewer than {@code minBytes} are there and {@code maxWaitMs} > 0, waits
      * until enough arrive or the wait runs out. {@code maxBytes} bounds the whole response, but the
-     * first batch found is always returned whole so a consumer can make progress.
+     * first batch found is always returned whole so a consumer can make progress. The results are in
+     * the order of {@code requested}, one per partition (a list, not a map: a follower's fetch reads
+     * every partition of its session on every round trip, most of them idle, and a map per read
+     * was the largest allocation of the leader's side of replication).
      */
-    public CompletableFuture<Map<FetchRequestPartition, FetchResult>> fetch(List<FetchRequestPartition> requested,
+    public CompletableFuture<List<FetchResult>> fetch(List<FetchRequestPartition> requested,
                                                                            long maxWaitMs, int minBytes, int maxBytes) {
         return fetch(-1, requested, maxWaitMs, minBytes, maxBytes);
     }
@@ -602,15 +605,15 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
      * follower {@code replicaId}: a follower reads up to the log end offset, its fetch offset is
      * recorded as its log end offset, and a diverging log is answered with the epoch to truncate to.
      */
-    public CompletableFuture<Map<FetchRequestPartition, FetchResult>> fetch(int replicaId, List<FetchRequestPartition> requested,
-                                                                           long maxWaitMs, int minBytes, int maxBytes) {
-        Map<FetchRequestPartition, FetchResult> now = readAll(replicaId, requested, maxBytes, true);
+    public CompletableFuture<List<FetchResult>> fetch(int replicaId, List<FetchRequestPartition> requested,
+                                                     long maxWaitMs, int minBytes, int maxBytes) {
+        List<FetchResult> now = readAll(replicaId, requested, maxBytes, true);
         if (replicaId >= 0 && maxWaitMs > 0) {
             // a follower held back by the leader throttle asks again once the bucket refills, not after its whole wait
             maxWaitMs = Math.min(maxWaitMs, leaderThrottleWaitMs(replicaId, requested));
         }
         if (maxWaitMs <= 0 || requested.isEmpty() || enough(now, minBytes)) {
-            countBytesOut(now);
+            countBytesOut(requested, now);
             return CompletableFuture.completedFuture(now);
         }
         // A re-read only reads: recording the follower's fetch offset again could run after the follower
@@ -620,14 +623,15 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         return purgatory.await(requested, minBytes, maxWaitMs, () -> readable(replicaId, requested, minBytes),
                 () -> readAll(replicaId, requested, maxBytes, false)).whenComplete((r, e) -> {
                     if (r != null) {
-                        countBytesOut(r);
+                        countBytesOut(requested, r);
                     }
                 });
     }
 
-    static boolean enough(Map<FetchRequestPartition, FetchResult> result, int minBytes) {
+    static boolean enough(List<FetchResult> result, int minBytes) {
         long bytes = 0;
-        for (FetchResult r : result.values()) {
+        for (int i = 0, n = result.size(); i < n; i++) {
+            FetchResult r = result.get(i);
             if (r.error() != Errors.NONE || r.divergingEpoch() != null) {
                 return true;
             }
@@ -636,12 +640,13 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         return bytes >= minBytes;
     }
 
-    private void countBytesOut(Map<FetchRequestPartition, FetchResult> result) {
-        result.forEach((req, r) -> {
-            if (r.bytes() > 0) {
-                counter(bytesOut, "kafka.server.brokertopicmetrics.bytes.out", req.partition().topic()).increment(r.bytes());
+    private void countBytesOut(List<FetchRequestPartition> requested, List<FetchResult> result) {
+        for (int i = 0, n = result.size(); i < n; i++) {
+            int bytes = result.get(i).bytes();
+            if (bytes > 0) {
+                counter(bytesOut, "kafka.server.brokertopicmetrics.bytes.out", requested.get(i).partition().topic()).increment(bytes);
             }
-        });
+        }
     }
 
     /**
@@ -680,20 +685,21 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     }
 
     /** Reads the partitions; with {@code recordFollowerFetch}, a follower's fetch offsets are recorded first. */
-    private Map<FetchRequestPartition, FetchResult> readAll(int replicaId, List<FetchRequestPartition> requested, int maxBytes,
-                                                            boolean recordFollowerFetch) {
-        Map<FetchRequestPartition, FetchResult> out = LinkedHashMap.newLinkedHashMap(requested.size());
+    private List<FetchResult> readAll(int replicaId, List<FetchRequestPartition> requested, int maxBytes,
+                                      boolean recordFollowerFetch) {
+        FetchResult[] out = new FetchResult[requested.size()];
         int remaining = maxBytes;
         boolean minOneMessage = true;
-        for (FetchRequestPartition r : requested) {
+        for (int i = 0; i < out.length; i++) {
+            FetchRequestPartition r = requested.get(i);
             FetchResult result = readOne(replicaId, r, Math.min(remaining, r.maxBytes()), minOneMessage, recordFollowerFetch);
-            out.put(r, result);
+            out[i] = result;
             if (result.bytes() > 0) {
                 minOneMessage = false;
                 remaining = Math.max(0, remaining - result.bytes());
             }
         }
-        return out;
+        return Arrays.asList(out);
     }
 
     private FetchResult readOne(int replicaId, FetchRequestPartition r, int maxBytes, boolean minOneMessage,
@@ -812,8 +818,12 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         PartitionLog l = p.log();
         long hw = p.highWatermark();
         try {
-            if (r.fetchOffset() < l.logStartOffset() || r.fetchOffset() > l.logEndOffset()) {
+            long end = l.logEndOffset();
+            if (r.fetchOffset() < l.logStartOffset() || r.fetchOffset() > end) {
                 return new FetchResult(Errors.OFFSET_OUT_OF_RANGE, hw, l.logStartOffset(), MemoryRecords.EMPTY);
+            }
+            if (r.fetchOffset() >= Math.min(readLimit, end)) {
+                return p.emptyRead(hw, l.logStartOffset()); // nothing to read: the usual answer for an idle partition
             }
             Records records = maxBytes <= 0 && !minOneMessage
                     ? MemoryRecords.EMPTY

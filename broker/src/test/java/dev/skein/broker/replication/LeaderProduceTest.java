@@ -109,7 +109,7 @@ class LeaderProduceTest {
     private FetchResult followerFetch(int replica, long offset) throws Exception {
         FetchRequestPartition r = new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, TP), offset, 1 << 20,
                 Optional.of(controller.registration.leaderEpoch()), 0);
-        return rm.fetch(replica, List.of(r), 0, 1, 1 << 20).get().values().iterator().next();
+        return rm.fetch(replica, List.of(r), 0, 1, 1 << 20).get().get(0);
     }
 
     private long highWatermark() {
@@ -224,7 +224,7 @@ class LeaderProduceTest {
         followerFetch(2, 2); // the high watermark moves to 2
         assertThat(ab.get().error()).isEqualTo(Errors.NONE);
         assertThat(waiting).isDone();
-        assertThat(waiting.get().get(at0).bytes()).isPositive();
+        assertThat(waiting.get().get(0).bytes()).isPositive();
         assertThat(waitingFetchReads()).as("read once, when that could complete it").isEqualTo(1);
     }
 
@@ -239,7 +239,7 @@ class LeaderProduceTest {
         // the append is not committed, so the fetch has no record to read: only the stale epoch can answer it
         produce(30_000, "a");
         assertThat(waiting).isDone();
-        assertThat(waiting.get().get(epoch0).error()).isEqualTo(Errors.FENCED_LEADER_EPOCH);
+        assertThat(waiting.get().get(0).error()).isEqualTo(Errors.FENCED_LEADER_EPOCH);
     }
 
     @Test
@@ -260,7 +260,7 @@ class LeaderProduceTest {
         rm.appendAsync(request, (short) -1, 30_000);
 
         assertThat(waiting).as("answered before appendAsync returned").isDone();
-        assertThat(waiting.get().values()).hasSize(2)
+        assertThat(waiting.get()).hasSize(2)
                 .allSatisfy(r -> assertThat(r.bytes()).as("both partitions' records in the one answer").isPositive());
     }
 
@@ -293,7 +293,7 @@ class LeaderProduceTest {
     void divergingFollowerIsToldWhereItsEpochEnds() throws Exception {
         produce(30_000, "a", "b", "c");
         FetchRequestPartition r = new FetchRequestPartition(new TopicIdPartition(TOPIC_ID, TP), 5, 1 << 20, Optional.of(0), 0);
-        FetchResult res = rm.fetch(1, List.of(r), 0, 1, 1 << 20).get().values().iterator().next();
+        FetchResult res = rm.fetch(1, List.of(r), 0, 1, 1 << 20).get().get(0);
         assertThat(res.divergingEpoch()).isNotNull();
         assertThat(res.divergingEpoch().epoch()).isZero();
         assertThat(res.divergingEpoch().endOffset()).isEqualTo(3);
