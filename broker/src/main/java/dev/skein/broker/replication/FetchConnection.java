@@ -1,5 +1,8 @@
 package dev.skein.broker.replication;
 
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Message;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.utils.Time;
 
 import java.io.Closeable;
@@ -88,22 +91,52 @@ final class FetchConnection implements Closeable {
         return read(deadline, maxResponseBytes);
     }
 
+    /**
+     * As {@link #roundTrip(ByteBuffer[], long, long)}, for a request of {@code header} (its encoded
+     * bytes) and {@code body} encoded at {@code version}: the body is written straight into the
+     * connection's send buffer, not into a buffer of its own first.
+     */
+    ByteBuffer roundTrip(ByteBuffer header, Message body, short version, long timeoutMs, long maxResponseBytes)
+            throws IOException {
+        long deadline = time.nanoseconds() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        int size = header.remaining() + body.size(cache, version);
+        ByteBuffer out = sendBuffer(4 + size);
+        out.putInt(size);
+        out.put(header.duplicate());
+        body.write(new ByteBufferAccessor(out), cache, version);
+        if (out.position() != 4 + size) {
+            throw new IllegalStateException("request encoded to " + (out.position() - 4) + " bytes, not the " + size + " it sized");
+        }
+        flush(out.flip(), deadline);
+        return read(deadline, maxResponseBytes);
+    }
+
+    /** The send buffer, cleared, with room for {@code bytes}. */
+    private ByteBuffer sendBuffer(int bytes) {
+        if (send.capacity() < bytes) {
+            send = ByteBuffer.allocateDirect(Math.max(bytes, 2 * send.capacity()));
+        }
+        return send.clear();
+    }
+
     private void write(ByteBuffer[] parts, long deadline) throws IOException {
         int size = 0;
         for (ByteBuffer p : parts) {
             size += p.remaining();
         }
-        if (send.capacity() < 4 + size) {
-            send = ByteBuffer.allocateDirect(Math.max(4 + size, 2 * send.capacity()));
-        }
-        ByteBuffer out = send.clear();
+        ByteBuffer out = sendBuffer(4 + size);
         out.putInt(size);
         for (ByteBuffer p : parts) {
             int at = p.position();
             out.put(p);
             p.position(at);
         }
-        out.flip();
+        flush(out.flip(), deadline);
+    }
+
+    /** Writes {@code out} out within the deadline; a send buffer grown past {@link #REUSED_BYTES} is then dropped. */
+    private void flush(ByteBuffer out, long deadline) throws IOException {
         while (out.hasRemaining()) {
             if (channel.write(out) == 0) {
                 await(SelectionKey.OP_WRITE, deadline);

@@ -1,7 +1,6 @@
 package dev.skein.broker.replication;
 
 import dev.skein.broker.storage.EpochEndOffset;
-import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FetchRequestData;
@@ -12,12 +11,9 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractResponse;
-import org.apache.kafka.common.requests.FetchMetadata;
 import org.apache.kafka.common.requests.FetchRequest;
-import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.ResponseHeader;
-import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +22,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -84,7 +79,10 @@ public final class ReplicaFetcher implements Runnable {
     private static final Set<Errors> SESSION_ERRORS = Set.of(Errors.FETCH_SESSION_ID_NOT_FOUND,
             Errors.INVALID_FETCH_SESSION_EPOCH, Errors.FETCH_SESSION_TOPIC_ID_ERROR);
     /** This fetcher's side of its fetch session with the leader; fetcher thread only. */
-    private final FetchSessionHandler session;
+    private final FollowerFetchSession session;
+    /** This fetcher's request header, encoded; {@link #send} sets the correlation id of each request in it. */
+    private final ByteBuffer header;
+    private static final int CORRELATION_ID_AT = 4;
 
     public ReplicaFetcher(int localId, int leaderId, String host, int port, FollowerLogs logs, ReplicationConfig config,
                           Time time, short version) {
@@ -103,8 +101,9 @@ public final class ReplicaFetcher implements Runnable {
         this.config = config;
         this.time = time;
         this.version = version;
-        this.session = new FetchSessionHandler(new LogContext("[ReplicaFetcher " + localId + " from " + leaderId + "] "),
-                leaderId);
+        RequestHeader h = new RequestHeader(ApiKeys.FETCH, version, "skein-replica-fetcher-" + localId, 0);
+        this.header = MessageUtil.toByteBufferAccessor(h.data(), h.headerVersion()).buffer();
+        this.session = new FollowerFetchSession(localId, version);
     }
 
     public int leaderId() {
@@ -240,10 +239,10 @@ public final class ReplicaFetcher implements Runnable {
         try {
             response = send(request);
         } catch (IOException | RuntimeException e) {
-            session.handleError(e);
+            session.handleError();
             throw e;
         }
-        if (version >= MIN_SESSION_VERSION && !session.handleResponse(FetchResponse.of(response), version)) {
+        if (!session.handleResponse(response)) {
             // the leader lost or refused the session (restart, eviction, epoch): the next fetch is a full one
             Errors error = Errors.forCode(response.errorCode());
             if (error == Errors.NONE || SESSION_ERRORS.contains(error)) {
@@ -279,7 +278,7 @@ public final class ReplicaFetcher implements Runnable {
         if (dropped && version >= MIN_SESSION_VERSION) {
             // The leader's session now counts what it sent as told (a high watermark, say) and would not
             // send it again: a full fetch next makes it answer every partition afresh.
-            session.handleError(new IllegalStateException("a fetch response partition was not applied"));
+            session.handleError();
         }
         return true;
     }
@@ -330,35 +329,17 @@ public final class ReplicaFetcher implements Runnable {
      * The fetch of this round's partitions. From Fetch v7 it goes through the leader's fetch session
      * (KIP-227): only partitions whose fetch position or limits changed are sent, partitions left out
      * of this round (backed off, throttled) are forgotten, and a session the leader lost is opened
-     * again with a full fetch, all as kafka-clients' {@link FetchSessionHandler} decides.
+     * again with a full fetch ({@link FollowerFetchSession}).
      */
     private FetchRequestData buildRequest(long throttleBytes, int maxWaitMs) {
-        boolean sessions = version >= MIN_SESSION_VERSION;
-        FetchSessionHandler.Builder builder = sessions ? session.newBuilder(round.size(), false) : null;
-        Map<TopicPartition, FetchRequest.PartitionData> all = sessions ? null : new LinkedHashMap<>();
+        session.begin();
         for (Slot slot : round) {
             int maxBytes = slot.target.throttled()
                     ? (int) Math.max(1, Math.min(config.fetchMaxBytes(), throttleBytes))
                     : config.fetchMaxBytes();
-            FetchRequest.PartitionData data = partitionData(slot, maxBytes);
-            if (sessions) {
-                builder.add(slot.tp, data);
-            } else {
-                all.put(slot.tp, data);
-            }
+            session.add(slot.tp, partitionData(slot, maxBytes));
         }
-        FetchRequest.Builder request;
-        if (sessions) {
-            FetchSessionHandler.FetchRequestData next = builder.build();
-            request = FetchRequest.Builder.forReplica(version, localId, -1, maxWaitMs, config.fetchMinBytes(), next.toSend())
-                    .removed(next.toForget())
-                    .replaced(next.toReplace())
-                    .metadata(next.metadata());
-        } else {
-            request = FetchRequest.Builder.forReplica(version, localId, -1, maxWaitMs, config.fetchMinBytes(), all)
-                    .metadata(FetchMetadata.LEGACY);
-        }
-        return request.setMaxBytes(config.fetchResponseMaxBytes()).build(version).data();
+        return session.build(maxWaitMs, config.fetchMinBytes(), config.fetchResponseMaxBytes());
     }
 
     /**
@@ -395,13 +376,13 @@ public final class ReplicaFetcher implements Runnable {
                 throw new IOException("the fetcher was shut down");
             }
         }
-        RequestHeader header = new RequestHeader(ApiKeys.FETCH, version, "skein-replica-fetcher-" + localId, ++correlationId);
-        ByteBuffer h = MessageUtil.toByteBufferAccessor(header.data(), header.headerVersion()).buffer();
-        ByteBuffer b = MessageUtil.toByteBufferAccessor(body, version).buffer();
+        // the header is encoded once; each request patches its correlation id in (bytes 4-7 of every
+        // request header version)
+        header.putInt(CORRELATION_ID_AT, ++correlationId);
         long maxResponseBytes = 2L * Math.max(config.fetchResponseMaxBytes(), config.fetchMaxBytes()) + (1 << 20);
         // the buffer is the connection's until the next round: the records parsed from it are appended
         // to the local logs (and nothing keeps them) before the next fetch is sent
-        ByteBuffer buf = c.roundTrip(new ByteBuffer[] {h, b}, (long) config.fetchWaitMaxMs() + config.socketTimeoutMs(),
+        ByteBuffer buf = c.roundTrip(header, body, version, (long) config.fetchWaitMaxMs() + config.socketTimeoutMs(),
                 maxResponseBytes);
         ResponseHeader rh = ResponseHeader.parse(buf, ApiKeys.FETCH.responseHeaderVersion(version));
         if (rh.correlationId() != correlationId) {

@@ -1,5 +1,7 @@
 package dev.skein.broker.replication;
 
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -14,6 +16,7 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -124,6 +127,33 @@ class FetchConnectionTest {
         for (int i = 0; i < expected.length; i++) {
             assertThat(new String(sent[i], StandardCharsets.UTF_8)).isEqualTo("header-" + i + "body-" + i);
         }
+    }
+
+    @Test
+    void aRequestEncodedIntoTheSendBufferIsTheFrameMessageUtilWouldBuild() throws Exception {
+        CompletableFuture<byte[][]> requests = leader(bytes(10, 4), bytes(10, 5));
+        FetchConnection c = connect();
+        ByteBuffer head = ByteBuffer.wrap("header".getBytes(StandardCharsets.UTF_8));
+        FetchRequestData small = new FetchRequestData().setReplicaId(2).setMaxWaitMs(500).setSessionId(7).setSessionEpoch(3);
+        // larger than the 4 KiB send buffer the connection starts with: it grows for the request
+        FetchRequestData large = new FetchRequestData().setReplicaId(2);
+        for (int i = 0; i < 300; i++) {
+            large.topics().add(new FetchRequestData.FetchTopic().setTopic("topic-" + i)
+                    .setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(i).setFetchOffset(i * 1000L))));
+        }
+        short version = 12;
+        for (FetchRequestData body : List.of(small, large)) {
+            c.roundTrip(head, body, version, 10_000, 1 << 20);
+            assertThat(head.remaining()).as("the header buffer is not consumed").isEqualTo(6);
+        }
+        connection.close();
+        byte[][] sent = requests.get(10, TimeUnit.SECONDS);
+        for (int i = 0; i < 2; i++) {
+            ByteBuffer expected = MessageUtil.toByteBufferAccessor(i == 0 ? small : large, version).buffer();
+            assertThat(new String(sent[i], 0, 6, StandardCharsets.UTF_8)).isEqualTo("header");
+            assertThat(ByteBuffer.wrap(sent[i], 6, sent[i].length - 6)).as("request %d", i).isEqualTo(expected);
+        }
+        assertThat(sent[1].length).isGreaterThan(4 * 1024);
     }
 
     @Test
