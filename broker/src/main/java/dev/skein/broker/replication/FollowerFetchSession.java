@@ -105,11 +105,6 @@ final class FollowerFetchSession {
         toForgetIds.add(topicId);
     }
 
-    /** Whether the request being built is a full one. */
-    boolean isFull() {
-        return full;
-    }
-
     /** How many partitions the session holds (after {@link #build}: this round's). */
     int size() {
         return members.size();
@@ -219,9 +214,5 @@ final class FollowerFetchSession {
 
     int sessionId() {
         return sessionId;
-    }
-
-    int epoch() {
-        return epoch;
     }
 }

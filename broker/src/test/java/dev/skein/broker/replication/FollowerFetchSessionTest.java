@@ -33,6 +33,9 @@ class FollowerFetchSessionTest {
     private static final TopicPartition B0 = new TopicPartition("b", 0);
     private static final short V = 17;
 
+    /** a-0 and b-0 at fixed offsets: a round in which nothing moved. */
+    private static final Map<TopicPartition, FetchRequest.PartitionData> BOTH = of(A0, data(A, 10), B0, data(B, 30));
+
     private static FetchRequest.PartitionData data(Uuid topicId, long offset) {
         return new FetchRequest.PartitionData(topicId, offset, 0, 1 << 20, Optional.of(3), Optional.of(2));
     }
@@ -156,44 +159,43 @@ class FollowerFetchSessionTest {
     @Test
     void eachWayASessionEndsLeadsToAFullFetch() {
         FollowerFetchSession s = new FollowerFetchSession(7, V);
-        Map<TopicPartition, FetchRequest.PartitionData> both = of(A0, data(A, 10), B0, data(B, 30));
-        round(s, V, both);
+        round(s, V, BOTH);
         assertThat(s.handleResponse(answer(42, Errors.NONE, A, 0, B, 0))).isTrue();
 
         // a wrong epoch: the next fetch is full, under the old id so the leader closes that session
-        round(s, V, both);
+        round(s, V, BOTH);
         assertThat(s.handleResponse(answer(0, Errors.INVALID_FETCH_SESSION_EPOCH))).isFalse();
-        FetchRequestData reopen = round(s, V, both);
+        FetchRequestData reopen = round(s, V, BOTH);
         assertThat(reopen.sessionId()).isEqualTo(42);
         assertThat(reopen.sessionEpoch()).isZero();
         assertThat(sent(reopen)).hasSize(2);
 
         // a full answer that leaves a partition out is not a session
         assertThat(s.handleResponse(answer(43, Errors.NONE, A, 0))).isFalse();
-        assertThat(round(s, V, both).sessionEpoch()).isZero();
+        assertThat(round(s, V, BOTH).sessionEpoch()).isZero();
         assertThat(s.handleResponse(answer(43, Errors.NONE, A, 0, B, 0))).isTrue();
         assertThat(s.sessionId()).isEqualTo(43);
 
         // the leader no longer knows the session: a new one, without the old id
-        round(s, V, both);
+        round(s, V, BOTH);
         assertThat(s.handleResponse(answer(0, Errors.FETCH_SESSION_ID_NOT_FOUND))).isFalse();
-        FetchRequestData fresh = round(s, V, both);
+        FetchRequestData fresh = round(s, V, BOTH);
         assertThat(fresh.sessionId()).isZero();
         assertThat(fresh.sessionEpoch()).isZero();
         assertThat(s.handleResponse(answer(44, Errors.NONE, A, 0, B, 0))).isTrue();
 
         // the leader closed the session in an incremental answer: the answer stands, the next fetch opens a new one
-        round(s, V, both);
+        round(s, V, BOTH);
         assertThat(s.handleResponse(answer(0, Errors.NONE, A, 0))).isTrue();
-        FetchRequestData afterClose = round(s, V, both);
+        FetchRequestData afterClose = round(s, V, BOTH);
         assertThat(afterClose.sessionId()).isZero();
         assertThat(afterClose.sessionEpoch()).isZero();
         assertThat(s.handleResponse(answer(45, Errors.NONE, A, 0, B, 0))).isTrue();
 
         // a round that failed on the wire, or whose answer was not applied
-        round(s, V, both);
+        round(s, V, BOTH);
         s.handleError();
-        FetchRequestData afterError = round(s, V, both);
+        FetchRequestData afterError = round(s, V, BOTH);
         assertThat(afterError.sessionId()).isEqualTo(45);
         assertThat(afterError.sessionEpoch()).isZero();
         assertThat(sent(afterError)).hasSize(2);
@@ -202,10 +204,9 @@ class FollowerFetchSessionTest {
     @Test
     void aLeaderThatAnswersWithoutASessionGetsFullFetches() {
         FollowerFetchSession s = new FollowerFetchSession(7, V);
-        Map<TopicPartition, FetchRequest.PartitionData> both = of(A0, data(A, 10), B0, data(B, 30));
-        round(s, V, both);
+        round(s, V, BOTH);
         assertThat(s.handleResponse(answer(0, Errors.NONE, A, 0, B, 0))).isTrue();
-        FetchRequestData next = round(s, V, both);
+        FetchRequestData next = round(s, V, BOTH);
         assertThat(next.sessionEpoch()).isZero();
         assertThat(sent(next)).hasSize(2);
     }
