@@ -6,14 +6,12 @@ import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -22,14 +20,18 @@ import java.util.function.Supplier;
  * under every partition it reads, woken when one of them changes, and answered when a read can
  * complete it or its wait runs out. What a fetch reads, and whether a read can complete it, is the
  * {@link ReplicaManager}'s; this class only keeps the waiting fetches and wakes them.
+ *
+ * <p>Each partition keeps one {@link WaitList} for as long as it exists: a follower files a fetch under
+ * each of its partitions on every long poll.
  */
 final class FetchPurgatory {
     private static final Logger log = LoggerFactory.getLogger(FetchPurgatory.class);
 
-    private final Map<TopicPartition, Set<DelayedFetch>> waiting = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, WaitList<DelayedFetch>> waiting = new ConcurrentHashMap<>();
     private final Expirations timer;
     private final Executor completionPool;
     private final Counter reads;
+    private final AtomicLong completeNowCalls = new AtomicLong();
 
     FetchPurgatory(Expirations timer, Executor completionPool, MeterRegistry registry) {
         this.timer = timer;
@@ -44,42 +46,55 @@ final class FetchPurgatory {
      * could complete it, and answered with a last read after {@code maxWaitMs}.
      */
     CompletableFuture<List<FetchResult>> await(List<FetchRequestPartition> requested, int minBytes,
-                                                                     long maxWaitMs, BooleanSupplier readable,
-                                                                     Supplier<List<FetchResult>> read) {
-        // a partition named twice is filed twice in the same set: no harm, and no set built per fetch
-        List<TopicPartition> watched = new ArrayList<>(requested.size());
-        for (FetchRequestPartition r : requested) {
-            watched.add(r.partition().topicPartition());
-        }
-        DelayedFetch delayed = new DelayedFetch(watched, minBytes, readable, () -> {
-            reads.increment();
-            return read.get();
-        });
-        for (TopicPartition tp : watched) {
-            waiting.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(delayed);
+                                               long maxWaitMs, BooleanSupplier readable,
+                                               Supplier<List<FetchResult>> read) {
+        DelayedFetch delayed = new DelayedFetch(this, requested, minBytes, readable, read);
+        // a partition named twice is filed twice: no harm, and no set built per fetch
+        for (int i = 0, n = requested.size(); i < n; i++) {
+            watchers(requested.get(i).partition().topicPartition()).add(delayed);
         }
         // data may have arrived between the first read and filing it
-        Expirations.Handle expiry = delayed.tryComplete() ? null : timer.schedule(delayed::expire, maxWaitMs);
-        return delayed.future().whenComplete((r, e) -> {
-            if (expiry != null) {
-                expiry.cancel();
+        if (!delayed.tryComplete()) {
+            delayed.expiry(timer.schedule(delayed, maxWaitMs));
+        }
+        return delayed.future();
+    }
+
+    private WaitList<DelayedFetch> watchers(TopicPartition tp) {
+        WaitList<DelayedFetch> w = waiting.get(tp);
+        return w != null ? w : waiting.computeIfAbsent(tp, k -> new WaitList<>());
+    }
+
+    /** {@code delayed} completed: it leaves the lists of its partitions. */
+    void remove(DelayedFetch delayed) {
+        List<FetchRequestPartition> requested = delayed.requested();
+        for (int i = 0, n = requested.size(); i < n; i++) {
+            WaitList<DelayedFetch> w = waiting.get(requested.get(i).partition().topicPartition());
+            if (w != null) {
+                w.remove(delayed);
             }
-            for (TopicPartition tp : watched) {
-                Set<DelayedFetch> set = waiting.get(tp);
-                if (set != null) {
-                    set.remove(delayed);
-                }
-            }
-        });
+        }
+    }
+
+    /**
+     * The partition is gone: its list goes too, after {@link #wake} (a fetch filed meanwhile still
+     * answers at its deadline, and a partition re-created under the name gets a new list).
+     */
+    void forget(TopicPartition tp) {
+        waiting.remove(tp);
+    }
+
+    void countRead() {
+        reads.increment();
     }
 
     /** Wakes the fetches waiting on {@code tp}, each on the completion pool. */
     void wake(TopicPartition tp) {
-        Set<DelayedFetch> set = waiting.get(tp);
-        if (set == null || set.isEmpty()) {
+        WaitList<DelayedFetch> w = waiting.get(tp);
+        if (w == null) {
             return;
         }
-        for (DelayedFetch d : List.copyOf(set)) {
+        for (DelayedFetch d : w.snapshot()) {
             completionPool.execute(d::tryComplete);
         }
     }
@@ -93,24 +108,20 @@ final class FetchPurgatory {
         if (tps.isEmpty()) {
             return;
         }
-        if (tps.size() == 1) {
-            Set<DelayedFetch> set = waiting.get(tps.get(0));
-            if (set != null && !set.isEmpty()) {
-                for (DelayedFetch d : List.copyOf(set)) {
+        // a fetch filed under several of these partitions (a follower's, above all) is tried once:
+        // each call marks what it tried with its own number, instead of collecting a set
+        long call = completeNowCalls.incrementAndGet();
+        for (int i = 0, n = tps.size(); i < n; i++) {
+            WaitList<DelayedFetch> w = waiting.get(tps.get(i));
+            if (w == null) {
+                continue;
+            }
+            for (DelayedFetch d : w.snapshot()) {
+                if (d.triedBy != call) {
+                    d.triedBy = call;
                     tryCompleteNow(d);
                 }
             }
-            return;
-        }
-        Set<DelayedFetch> all = new LinkedHashSet<>();
-        for (TopicPartition tp : tps) {
-            Set<DelayedFetch> set = waiting.get(tp);
-            if (set != null) {
-                all.addAll(set);
-            }
-        }
-        for (DelayedFetch d : all) {
-            tryCompleteNow(d);
         }
     }
 
@@ -123,13 +134,21 @@ final class FetchPurgatory {
         }
     }
 
+    /** Fetches waiting now, counted once per partition they wait on (for tests). */
+    int filed() {
+        int n = 0;
+        for (WaitList<DelayedFetch> w : waiting.values()) {
+            n += w.size();
+        }
+        return n;
+    }
+
     /** Answers every waiting fetch now, with what there is (the broker is closing). */
     void expireAll() {
-        for (Set<DelayedFetch> set : waiting.values()) {
-            for (DelayedFetch d : set) {
+        for (WaitList<DelayedFetch> w : waiting.values()) {
+            for (DelayedFetch d : w.snapshot()) {
                 d.expire();
             }
         }
-        waiting.clear();
     }
 }

@@ -35,7 +35,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -74,7 +73,7 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
     private final Expirations expirations;
     private final FetchPurgatory purgatory;
     private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
-    private final Map<TopicPartition, Set<DelayedProduce>> waitingProduces = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, WaitList<DelayedProduce>> waitingProduces = new ConcurrentHashMap<>();
     private final Map<String, Counter> bytesIn = new ConcurrentHashMap<>();
     private final Map<String, Counter> bytesOut = new ConcurrentHashMap<>();
     private final Map<String, Counter> messagesIn = new ConcurrentHashMap<>();
@@ -344,7 +343,9 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
         }
         // wake fetches and produces that wait on the deleted partition so they answer with the error now
         purgatory.wake(tp);
+        purgatory.forget(tp);
         completeDelayedProduces(tp);
+        waitingProduces.remove(tp);
     }
 
     public Optional<Partition> partition(TopicPartition tp) {
@@ -364,40 +365,35 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
      */
     public CompletableFuture<Map<TopicPartition, ProduceResult>> appendAsync(Map<TopicPartition, MemoryRecords> records,
                                                                              short acks, long timeoutMs) {
-        Map<TopicPartition, CompletableFuture<ProduceResult>> futures = new LinkedHashMap<>();
+        DelayedProduce.Request answer = new DelayedProduce.Request(records.size());
         List<TopicPartition> grown = new ArrayList<>(records.size());
+        int slot = 0;
         for (Map.Entry<TopicPartition, MemoryRecords> e : records.entrySet()) {
             TopicPartition tp = e.getKey();
+            answer.partition(slot, tp);
             Appended a = appendOne(tp, e.getValue(), acks);
             if (a.grewLog()) {
                 grown.add(tp);
             }
             if (acks != -1 || a.result().error() != Errors.NONE) {
-                futures.put(tp, CompletableFuture.completedFuture(a.result()));
+                answer.set(slot++, a.result());
                 continue;
             }
-            DelayedProduce d = new DelayedProduce(tp, a.requiredOffset(), a.result());
-            waitingProduces.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(d);
+            DelayedProduce d = new DelayedProduce(tp, a.requiredOffset(), a.result(), answer, slot++, waitingProduces(tp));
             if (!d.tryComplete(partitions.get(tp), minIsr(tp))) {
-                Expirations.Handle expiry = expirations.schedule(d::expire, Math.max(0, timeoutMs));
-                d.future().whenComplete((r, err) -> expiry.cancel());
+                d.expiry(expirations.schedule(d, Math.max(0, timeoutMs)));
             }
-            futures.put(tp, d.future().whenComplete((r, err) -> {
-                Set<DelayedProduce> set = waitingProduces.get(tp);
-                if (set != null) {
-                    set.remove(d);
-                }
-            }));
         }
         // Fetches waiting on these partitions (the followers' long polls above all) are re-read here, on
         // this thread, once the whole request is appended: a follower gets every partition of the request
         // in one response, and its answer does not wait for another thread to be scheduled first.
         purgatory.completeNow(grown);
-        return CompletableFuture.allOf(futures.values().toArray(CompletableFuture[]::new)).thenApply(v -> {
-            Map<TopicPartition, ProduceResult> out = new LinkedHashMap<>();
-            futures.forEach((tp, f) -> out.put(tp, f.join()));
-            return out;
-        });
+        return answer.sealed();
+    }
+
+    private WaitList<DelayedProduce> waitingProduces(TopicPartition tp) {
+        WaitList<DelayedProduce> list = waitingProduces.get(tp);
+        return list != null ? list : waitingProduces.computeIfAbsent(tp, k -> new WaitList<>());
     }
 
     /** @param grewLog the records were appended (not an error, not a retried duplicate) */
@@ -456,13 +452,13 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
 
     /** Re-checks the produces waiting on {@code tp} (watermark, ISR or leadership changed). */
     private void completeDelayedProduces(TopicPartition tp) {
-        Set<DelayedProduce> set = waitingProduces.get(tp);
-        if (set == null || set.isEmpty()) {
+        WaitList<DelayedProduce> list = waitingProduces.get(tp);
+        if (list == null || list.size() == 0) {
             return;
         }
         Partition p = partitions.get(tp);
         int minIsr = minIsr(tp);
-        for (DelayedProduce d : List.copyOf(set)) {
+        for (DelayedProduce d : list.snapshot()) {
             d.tryComplete(p, minIsr);
         }
     }
@@ -878,8 +874,8 @@ public final class ReplicaManager implements AutoCloseable, FollowerLogs {
             writeHighWatermarks();
         }
         purgatory.expireAll();
-        for (Set<DelayedProduce> set : waitingProduces.values()) {
-            for (DelayedProduce d : set) {
+        for (WaitList<DelayedProduce> list : waitingProduces.values()) {
+            for (DelayedProduce d : list.snapshot()) {
                 d.tryComplete(null, 1);
             }
         }

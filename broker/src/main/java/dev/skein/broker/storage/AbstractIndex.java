@@ -70,8 +70,12 @@ abstract class AbstractIndex implements Closeable {
     /** Reads one entry from {@code buf} and adds it; returns false if it does not follow the previous entry. */
     protected abstract boolean loadEntry(ByteBuffer buf);
 
-    /** Puts entry {@code slot} ({@code entrySize} bytes, as {@link #loadEntry} reads it) into {@code buf}. */
-    protected abstract void encodeEntry(int slot, ByteBuffer buf);
+    /**
+     * Puts entries [{@code from}, {@code to}) ({@code entrySize} bytes each, as {@link #loadEntry} reads them)
+     * into {@code buf}. Each subclass has its own loop: one loop here calling a per-subclass encode saw both
+     * index types and C2 deoptimized and recompiled it over and over (profile_predicate).
+     */
+    protected abstract void encodeEntries(int from, int to, ByteBuffer buf);
 
     /** An entry was added in memory (entries grew by one): writes the pending ones once there are enough. */
     protected final void entryAdded() throws IOException {
@@ -87,9 +91,7 @@ abstract class AbstractIndex implements Closeable {
             return;
         }
         ByteBuffer buf = ByteBuffer.allocate(n * entrySize);
-        for (int slot = written; slot < entries; slot++) {
-            encodeEntry(slot, buf);
-        }
+        encodeEntries(written, entries, buf);
         buf.flip();
         long at = (long) written * entrySize;
         while (buf.hasRemaining()) {

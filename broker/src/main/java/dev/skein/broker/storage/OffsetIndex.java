@@ -54,8 +54,10 @@ final class OffsetIndex extends AbstractIndex {
     }
 
     @Override
-    protected void encodeEntry(int slot, ByteBuffer buf) {
-        buf.putInt(relOffsets[slot]).putInt(positions[slot]);
+    protected void encodeEntries(int from, int to, ByteBuffer buf) {
+        for (int slot = from; slot < to; slot++) {
+            buf.putInt(relOffsets[slot]).putInt(positions[slot]);
+        }
     }
 
     /** The last entry whose offset is {@code <= target}, or (baseOffset, 0) if none. */

@@ -53,8 +53,10 @@ final class TimeIndex extends AbstractIndex {
     }
 
     @Override
-    protected void encodeEntry(int slot, ByteBuffer buf) {
-        buf.putLong(timestamps[slot]).putInt(relOffsets[slot]);
+    protected void encodeEntries(int from, int to, ByteBuffer buf) {
+        for (int slot = from; slot < to; slot++) {
+            buf.putLong(timestamps[slot]).putInt(relOffsets[slot]);
+        }
     }
 
     /**
