@@ -34,30 +34,39 @@ final class ProduceApi {
         ProduceRequestData data = request.data();
         boolean byId = version >= 13;
         Map<TopicPartition, MemoryRecords> toAppend = new LinkedHashMap<>();
-        Map<TopicPartition, ProduceResult> rejected = new HashMap<>();
-        Map<TopicPartition, ProduceRequestData.TopicProduceData> topicOf = new HashMap<>();
+        // partitions refused before the append; most requests have none, and no map is made for them
+        Map<TopicPartition, ProduceResult> rejected = null;
         for (ProduceRequestData.TopicProduceData td : data.topicData()) {
             TopicMetadata topic = byId ? image.topic(td.topicId()) : image.topic(td.name());
             String name = topic != null ? topic.name() : byId ? td.topicId().toString() : td.name();
             for (ProduceRequestData.PartitionProduceData pd : td.partitionData()) {
                 TopicPartition tp = new TopicPartition(name, pd.index());
-                topicOf.put(tp, td);
+                ProduceResult refusal = null;
                 if (topic == null || pd.index() < 0 || pd.index() >= topic.partitionCount()) {
-                    rejected.put(tp, ProduceResult.error(byId && topic == null ? Errors.UNKNOWN_TOPIC_ID
-                            : Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
+                    refusal = ProduceResult.error(byId && topic == null ? Errors.UNKNOWN_TOPIC_ID
+                            : Errors.UNKNOWN_TOPIC_OR_PARTITION, null);
                 } else if (topic.isInternal()) {
-                    rejected.put(tp, ProduceResult.error(Errors.INVALID_TOPIC_EXCEPTION,
-                            "Cannot append to internal topic " + topic.name()));
+                    refusal = ProduceResult.error(Errors.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic " + topic.name());
                 } else if (!(pd.records() instanceof MemoryRecords records)) {
-                    rejected.put(tp, ProduceResult.error(Errors.CORRUPT_MESSAGE, "Produce request without records"));
+                    refusal = ProduceResult.error(Errors.CORRUPT_MESSAGE, "Produce request without records");
                 } else {
                     toAppend.put(tp, records);
                 }
+                if (refusal != null) {
+                    if (rejected == null) {
+                        rejected = new HashMap<>();
+                    }
+                    rejected.put(tp, refusal);
+                }
             }
         }
+        Map<TopicPartition, ProduceResult> refused = rejected;
         return replicaManager.appendAsync(toAppend, data.acks(), data.timeoutMs()).thenApply(appended -> {
-            Map<TopicPartition, ProduceResult> results = new HashMap<>(rejected);
-            results.putAll(appended);
+            Map<TopicPartition, ProduceResult> results = appended;
+            if (refused != null) {
+                results = new HashMap<>(refused);
+                results.putAll(appended);
+            }
             return respond(data, byId, image, results);
         });
     }

@@ -2,111 +2,226 @@ package dev.skein.broker.network;
 
 import dev.skein.broker.storage.SegmentChannels;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.DefaultFileRegion;
+import io.netty.util.ReferenceCountUtil;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.network.TransferableChannel;
 import org.apache.kafka.common.protocol.ApiMessage;
-import org.apache.kafka.common.protocol.SendBuilder;
+import org.apache.kafka.common.protocol.MessageSizeAccumulator;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.protocol.Writable;
+import org.apache.kafka.common.record.BaseRecords;
+import org.apache.kafka.common.record.FileRecords;
+import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.ResponseHeader;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Encodes a response with Kafka's {@link SendBuilder} and hands it to Netty without copying record
- * data that lives in segment files: those ranges become file regions that the transport sends
- * with {@code FileChannel.transferTo} (sendfile). The bytes between them (headers, fields, in-memory
- * records) are copied once into one pooled direct buffer per run, which is the copy the NIO transport
- * would make of each heap buffer anyway: a fetch response of many partitions becomes a few messages
- * instead of one per field run and partition.
+ * Encodes a response straight into pooled direct buffers and hands them to Netty without copying
+ * record data that lives in segment files: those ranges become file regions that the transport
+ * sends with {@code FileChannel.transferTo} (sendfile). The bytes between them (headers, fields,
+ * in-memory records) go into one direct buffer per run, so a fetch response of many partitions is a
+ * few messages. (Kafka's {@code SendBuilder} first writes the fields into a heap buffer and keeps a
+ * send per partition's records, even an empty one's; with a follower's idle partitions that was a
+ * tenth of a leader's allocation.)
  */
 final class ResponseWriter {
     private ResponseWriter() {
     }
 
-    /** Writes (without flushing) the framed response to the channel; returns its size in bytes. */
+    /**
+     * Writes (without flushing) the framed response to the channel; returns its size in bytes. Nothing is
+     * written if encoding fails (a segment of the response closed since the read: ClosedChannelException).
+     */
     static long write(ChannelHandlerContext ctx, ResponseHeader header, ApiMessage body, short version) throws IOException {
-        Send send = SendBuilder.buildResponseSend(header, body, version);
-        Collector collector = new Collector();
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        MessageSizeAccumulator size = new MessageSizeAccumulator();
+        header.data().addSize(size, cache, header.headerVersion());
+        body.addSize(size, cache, version);
+        Encoder out = new Encoder(ctx.alloc(), 4 + size.sizeExcludingZeroCopy());
         try {
-            while (!send.completed()) {
-                send.writeTo(collector);
-            }
-        } catch (IOException | RuntimeException e) {
-            collector.releaseFrom(0);
+            out.writeInt(size.totalSize());
+            header.data().write(out, cache, header.headerVersion());
+            body.write(out, cache, version);
+            out.endRun();
+        } catch (UncheckedIOException e) {
+            out.releaseFrom(0);
+            throw e.getCause();
+        } catch (RuntimeException | Error e) {
+            out.releaseFrom(0);
             throw e;
         }
-        collector.endRun();
-        // buffers are allocated only here, each handed to the channel at once (which releases it once
-        // sent or failed); what was not handed over when an allocation fails is released here
-        List<Object> parts = collector.parts;
+        // what was not handed to the channel when a write throws is released here; what was, the
+        // channel releases once sent or failed (a failed write closes the connection: exceptionCaught)
+        List<Object> parts = out.parts;
         int i = 0;
         try {
             for (; i < parts.size(); i++) {
-                Object part = parts.get(i);
-                if (part instanceof Run run) {
-                    ByteBuf buf = ctx.alloc().directBuffer(run.bytes);
-                    for (ByteBuffer b : run.buffers) {
-                        buf.writeBytes(b);
-                    }
-                    ctx.write(buf);
-                } else {
-                    ctx.write(part);
-                }
+                ctx.write(parts.get(i), ctx.voidPromise());
             }
         } catch (RuntimeException | Error e) {
-            collector.releaseFrom(i);
+            out.releaseFrom(i + 1);
             throw e;
         }
-        return collector.total;
+        return 4L + size.totalSize();
     }
 
-    /** Consecutive in-memory parts of a response, sent as one buffer. */
-    private static final class Run {
-        final List<ByteBuffer> buffers = new ArrayList<>(4);
-        int bytes;
-    }
-
-    /** A channel that records what was written to it, in order: runs of in-memory bytes and file ranges. */
-    private static final class Collector implements TransferableChannel {
+    /**
+     * A {@link Writable} into direct buffers: one per run of in-memory bytes, cut by the file ranges of
+     * the records it is given, which it keeps as {@link FileSlice}s. Also the channel that a records
+     * send writes itself to.
+     */
+    private static final class Encoder implements Writable, TransferableChannel {
         final List<Object> parts = new ArrayList<>(4);
-        private Run run;
-        long total;
+        private final ByteBufAllocator alloc;
+        /** The in-memory bytes still to come (as sized), for the next run's buffer. */
+        private int inlineLeft;
+        private ByteBuf buf;
 
-        /** Releases the file ranges from part {@code from} on: their leases on the segments' files. */
-        void releaseFrom(int from) {
-            for (int i = from; i < parts.size(); i++) {
-                if (parts.get(i) instanceof FileSlice slice) {
-                    slice.release();
-                }
+        Encoder(ByteBufAllocator alloc, int inlineBytes) {
+            this.alloc = alloc;
+            this.inlineLeft = inlineBytes;
+        }
+
+        private ByteBuf buf() {
+            if (buf == null) {
+                buf = alloc.directBuffer(Math.max(inlineLeft, 16));
+            }
+            return buf;
+        }
+
+        /** Ends the current run: its buffer becomes a part. */
+        void endRun() {
+            if (buf != null) {
+                inlineLeft -= buf.readableBytes();
+                parts.add(buf);
+                buf = null;
             }
         }
 
-        void endRun() {
-            if (run != null) {
-                parts.add(run);
-                run = null;
+        /** Releases the parts from {@code from} on (and the run not yet ended). */
+        void releaseFrom(int from) {
+            if (buf != null) {
+                buf.release();
+                buf = null;
+            }
+            for (int i = from; i < parts.size(); i++) {
+                ReferenceCountUtil.release(parts.get(i));
             }
         }
 
         @Override
-        public boolean hasPendingWrites() {
-            return false;
+        public void writeByte(byte val) {
+            buf().writeByte(val);
         }
+
+        @Override
+        public void writeShort(short val) {
+            buf().writeShort(val);
+        }
+
+        @Override
+        public void writeInt(int val) {
+            buf().writeInt(val);
+        }
+
+        @Override
+        public void writeLong(long val) {
+            buf().writeLong(val);
+        }
+
+        @Override
+        public void writeDouble(double val) {
+            buf().writeDouble(val);
+        }
+
+        @Override
+        public void writeByteArray(byte[] arr) {
+            buf().writeBytes(arr);
+        }
+
+        @Override
+        public void writeUnsignedVarint(int i) {
+            ByteBuf b = buf();
+            while ((i & 0xFFFFFF80) != 0) {
+                b.writeByte((i & 0x7F) | 0x80);
+                i >>>= 7;
+            }
+            b.writeByte(i);
+        }
+
+        @Override
+        public void writeVarint(int i) {
+            writeUnsignedVarint((i << 1) ^ (i >> 31));
+        }
+
+        @Override
+        public void writeVarlong(long v) {
+            long u = (v << 1) ^ (v >> 63);
+            ByteBuf b = buf();
+            while ((u & 0xFFFFFFFFFFFFFF80L) != 0L) {
+                b.writeByte(((int) u & 0x7F) | 0x80);
+                u >>>= 7;
+            }
+            b.writeByte((int) u);
+        }
+
+        @Override
+        public void writeByteBuffer(ByteBuffer src) {
+            // the message keeps its buffer: written from its position, which stays where it was
+            int position = src.position();
+            buf().writeBytes(src);
+            src.position(position);
+        }
+
+        @Override
+        public void writeRecords(BaseRecords records) {
+            try {
+                if (records instanceof MemoryRecords m) {
+                    if (m.sizeInBytes() > 0) {
+                        writeByteBuffer(m.buffer());
+                    }
+                } else if (records instanceof FileRecords f) {
+                    if (f.sizeInBytes() > 0) {
+                        f.writeTo(this, 0, f.sizeInBytes());
+                    }
+                } else {
+                    Send send = records.toSend();
+                    while (!send.completed()) {
+                        send.writeTo(this);
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        // ---- the channel a records send writes to: file ranges become parts, bytes go into the run
 
         @Override
         public long transferFrom(FileChannel fileChannel, long position, long count) throws IOException {
             if (count > 0) {
-                endRun();
                 // refused (ClosedChannelException) if the segment was closed since the read: the response cannot be sent
-                parts.add(new FileSlice(fileChannel, position, count, SegmentChannels.lease(fileChannel)));
-                total += count;
+                SegmentChannels.Lease lease = SegmentChannels.lease(fileChannel);
+                endRun();
+                parts.add(new FileSlice(fileChannel, position, count, lease));
             }
             return count;
+        }
+
+        @Override
+        public int write(ByteBuffer src) {
+            int n = src.remaining();
+            buf().writeBytes(src);
+            return n;
         }
 
         @Override
@@ -124,19 +239,8 @@ final class ResponseWriter {
         }
 
         @Override
-        public int write(ByteBuffer src) {
-            int n = src.remaining();
-            if (n > 0) {
-                if (run == null) {
-                    run = new Run();
-                }
-                // the send's buffers are not reused while the response is built, so a slice is enough
-                run.buffers.add(src.slice());
-                run.bytes += n;
-                src.position(src.limit());
-                total += n;
-            }
-            return n;
+        public boolean hasPendingWrites() {
+            return false;
         }
 
         @Override

@@ -9,7 +9,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -41,25 +41,66 @@ public final class ProducerStateManager {
         }
     }
 
+    /**
+     * One producer's epoch and newest batches in a ring of {@value #NUM_BATCHES_TO_RETAIN}: an append stages
+     * a copy of it per producer it touches, so the copy is one small array, not a deque and its table.
+     */
     private static final class MutableEntry {
         short epoch;
-        final ArrayDeque<BatchMetadata> batches = new ArrayDeque<>();
+        private final BatchMetadata[] ring;
+        /** The slot of the oldest batch. */
+        private int oldest;
+        private int size;
 
         MutableEntry(short epoch) {
+            this(epoch, new BatchMetadata[NUM_BATCHES_TO_RETAIN], 0, 0);
+        }
+
+        private MutableEntry(short epoch, BatchMetadata[] ring, int oldest, int size) {
             this.epoch = epoch;
+            this.ring = ring;
+            this.oldest = oldest;
+            this.size = size;
         }
 
         MutableEntry copy() {
-            MutableEntry c = new MutableEntry(epoch);
-            c.batches.addAll(batches);
-            return c;
+            return new MutableEntry(epoch, ring.clone(), oldest, size);
+        }
+
+        int size() {
+            return size;
+        }
+
+        /** The {@code i}-th batch, oldest first. */
+        BatchMetadata get(int i) {
+            return ring[(oldest + i) % ring.length];
+        }
+
+        BatchMetadata last() {
+            return get(size - 1);
+        }
+
+        void clear() {
+            Arrays.fill(ring, null);
+            oldest = 0;
+            size = 0;
         }
 
         void add(BatchMetadata m) {
-            batches.addLast(m);
-            while (batches.size() > NUM_BATCHES_TO_RETAIN) {
-                batches.removeFirst();
+            if (size < ring.length) {
+                ring[(oldest + size++) % ring.length] = m;
+            } else {
+                ring[oldest] = m;
+                oldest = (oldest + 1) % ring.length;
             }
+        }
+
+        List<BatchMetadata> list() {
+            BatchMetadata[] out = new BatchMetadata[size];
+            for (int i = 0; i < size; i++) {
+                out[i] = get(i);
+            }
+            return List.of(out);
         }
     }
 
@@ -78,7 +119,7 @@ public final class ProducerStateManager {
     }
 
     private static ProducerStateEntry toEntry(long id, MutableEntry e) {
-        return new ProducerStateEntry(id, e.epoch, List.copyOf(e.batches));
+        return new ProducerStateEntry(id, e.epoch, e.list());
     }
 
     Staged stage() {
@@ -87,20 +128,48 @@ public final class ProducerStateManager {
 
     /** Pending producer-state changes of one append; {@link #commit()} publishes them. */
     final class Staged {
-        private final Map<Long, MutableEntry> changed = new HashMap<>();
+        // Most appends carry batches of one producer: it is staged in these two fields, and a map is made
+        // only for a second producer id (the id is boxed once per append, for the shared map).
+        private Long firstId;
+        private MutableEntry first;
+        private Map<Long, MutableEntry> more;
 
         private MutableEntry current(long producerId) {
-            MutableEntry e = changed.get(producerId);
+            MutableEntry e = staged(producerId);
             if (e == null) {
+                Long id = boxed(producerId);
                 synchronized (ProducerStateManager.this) {
-                    MutableEntry existing = producers.get(producerId);
+                    MutableEntry existing = producers.get(id);
                     e = existing == null ? null : existing.copy();
                 }
                 if (e != null) {
-                    changed.put(producerId, e);
+                    put(id, e);
                 }
             }
             return e;
+        }
+
+        private MutableEntry staged(long producerId) {
+            if (first != null && firstId == producerId) {
+                return first;
+            }
+            return more == null ? null : more.get(producerId);
+        }
+
+        private Long boxed(long producerId) {
+            return firstId != null && firstId == producerId ? firstId : Long.valueOf(producerId);
+        }
+
+        private void put(Long id, MutableEntry e) {
+            if (first == null || firstId.equals(id)) {
+                firstId = id;
+                first = e;
+            } else {
+                if (more == null) {
+                    more = new HashMap<>();
+                }
+                more.put(id, e);
+            }
         }
 
         /** The cached metadata if this leader-appended batch is a retry of one already in the log. */
@@ -109,7 +178,8 @@ public final class ProducerStateManager {
             if (e == null || e.epoch != batch.producerEpoch()) {
                 return Optional.empty();
             }
-            for (BatchMetadata m : e.batches) {
+            for (int i = 0, n = e.size(); i < n; i++) {
+                BatchMetadata m = e.get(i);
                 if (m.firstSeq() == batch.baseSequence() && m.lastSeq() == batch.lastSequence()) {
                     return Optional.of(m);
                 }
@@ -138,7 +208,7 @@ public final class ProducerStateManager {
                 }
                 return;
             }
-            int lastSeq = e.batches.isEmpty() ? RecordBatch.NO_SEQUENCE : e.batches.peekLast().lastSeq();
+            int lastSeq = e.size() == 0 ? RecordBatch.NO_SEQUENCE : e.last().lastSeq();
             if (!inSequence(lastSeq, firstSeq)) {
                 throw new OutOfOrderSequenceException("Out of order sequence for producer " + batch.producerId()
                         + " at epoch " + epoch + ": got " + firstSeq + ", expected "
@@ -152,10 +222,10 @@ public final class ProducerStateManager {
             MutableEntry e = current(id);
             if (e == null) {
                 e = new MutableEntry(batch.producerEpoch());
-                changed.put(id, e);
+                put(boxed(id), e);
             } else if (batch.producerEpoch() > e.epoch) {
                 e.epoch = batch.producerEpoch();
-                e.batches.clear();
+                e.clear();
             } else if (batch.producerEpoch() < e.epoch) {
                 return;
             }
@@ -164,8 +234,14 @@ public final class ProducerStateManager {
         }
 
         void commit() {
+            if (first == null) {
+                return;
+            }
             synchronized (ProducerStateManager.this) {
-                producers.putAll(changed);
+                producers.put(firstId, first);
+                if (more != null) {
+                    producers.putAll(more);
+                }
             }
         }
     }
@@ -196,13 +272,15 @@ public final class ProducerStateManager {
     synchronized void writeSnapshot(Path dir, long offset) throws IOException {
         int size = 12;
         for (MutableEntry e : producers.values()) {
-            size += 8 + 2 + 4 + e.batches.size() * 32;
+            size += 8 + 2 + 4 + e.size() * 32;
         }
         ByteBuffer buf = ByteBuffer.allocate(size + 4);
         buf.putInt(SNAPSHOT_MAGIC).putLong(offset);
         for (Map.Entry<Long, MutableEntry> pe : producers.entrySet()) {
-            buf.putLong(pe.getKey()).putShort(pe.getValue().epoch).putInt(pe.getValue().batches.size());
-            for (BatchMetadata m : pe.getValue().batches) {
+            MutableEntry e = pe.getValue();
+            buf.putLong(pe.getKey()).putShort(e.epoch).putInt(e.size());
+            for (int i = 0, n = e.size(); i < n; i++) {
+                BatchMetadata m = e.get(i);
                 buf.putInt(m.firstSeq()).putInt(m.lastSeq()).putLong(m.firstOffset()).putLong(m.lastOffset())
                         .putLong(m.timestamp());
             }

@@ -120,6 +120,32 @@ class ResponseWriterTest {
         }
         assertThat(values).containsExactly("one", "two");
     }
+    @Test
+    void inMemoryRecordsAreCopiedIntoTheRunAndLeftUnchanged() throws Exception {
+        MemoryRecords inline = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("three".getBytes()));
+        int size = inline.sizeInBytes();
+        ChannelHandlerContext ctx = channel.pipeline().firstContext();
+        long written = ResponseWriter.write(ctx, new ResponseHeader(7, ApiKeys.FETCH.responseHeaderVersion(FETCH_VERSION)),
+                fetchResponse(MemoryRecords.EMPTY, inline), FETCH_VERSION);
+        channel.flush();
+
+        ByteBuf only = channel.readOutbound();
+        assertThat((Object) channel.readOutbound()).as("no file range: one buffer").isNull();
+        assertThat((long) only.readableBytes()).isEqualTo(written);
+        ByteBuffer frame = ByteBuffer.allocate(only.readableBytes());
+        only.readBytes(frame);
+        only.release();
+        frame.flip();
+        assertThat(frame.getInt()).isEqualTo(frame.remaining());
+        assertThat(ResponseHeader.parse(frame, ApiKeys.FETCH.responseHeaderVersion(FETCH_VERSION)).correlationId()).isEqualTo(7);
+        FetchResponseData decoded = new FetchResponseData(new ByteBufferAccessor(frame), FETCH_VERSION);
+        MemoryRecords second = (MemoryRecords) decoded.responses().get(0).partitions().get(1).records();
+        assertThat(new String(org.apache.kafka.common.utils.Utils.toArray(second.records().iterator().next().value())))
+                .isEqualTo("three");
+        assertThat(inline.sizeInBytes()).as("the message's records are not consumed").isEqualTo(size);
+        assertThat(inline.buffer().position()).isZero();
+    }
+
     private PartitionLog partition(int p) throws Exception {
         PartitionLog log = PartitionLog.open(dir.resolve("orders-" + p), new TopicPartition("orders", p),
                 LogConfig.defaults(), new ManualTime(1_000_000L));

@@ -70,6 +70,40 @@ class ProducerStateTest {
     }
 
     @Test
+    void theLastFiveBatchesAreKeptOldestFirstAcrossManyAppendsAndARestart() throws IOException {
+        PartitionLog log = open();
+        for (int seq = 0; seq < 12; seq++) {
+            log.appendAsLeader(idempotent(PID, (short) 0, seq, "v" + seq), 0);
+        }
+        assertThat(log.producerState().entry(PID).orElseThrow().batches())
+                .extracting(ProducerStateManager.BatchMetadata::firstSeq).containsExactly(7, 8, 9, 10, 11);
+        log.close();
+        opened.clear();
+
+        PartitionLog reopened = open();
+        assertThat(reopened.producerState().entry(PID).orElseThrow().batches())
+                .extracting(ProducerStateManager.BatchMetadata::firstSeq).containsExactly(7, 8, 9, 10, 11);
+        assertThat(reopened.appendAsLeader(idempotent(PID, (short) 0, 7, "v7"), 0).duplicate()).isTrue();
+    }
+
+    @Test
+    void batchesOfTwoProducersInOneAppendAreEachCheckedAndKept() throws IOException {
+        long other = PID + 1;
+        PartitionLog log = open();
+        log.appendAsLeader(TestRecords.concat(idempotent(PID, (short) 0, 0, "a"), idempotent(other, (short) 3, 0, "x"),
+                idempotent(PID, (short) 0, 1, "b"), idempotent(other, (short) 3, 1, "y")), 0);
+        assertThat(log.producerState().entry(PID).orElseThrow().last().orElseThrow().lastSeq()).isEqualTo(1);
+        assertThat(log.producerState().entry(other).orElseThrow().producerEpoch()).isEqualTo((short) 3);
+        assertThat(log.producerState().entry(other).orElseThrow().last().orElseThrow().lastSeq()).isEqualTo(1);
+
+        // the second producer's gap refuses the whole append, and neither producer's state moves
+        assertThatThrownBy(() -> log.appendAsLeader(TestRecords.concat(idempotent(PID, (short) 0, 2, "c"),
+                idempotent(other, (short) 3, 5, "z")), 0)).isInstanceOf(OutOfOrderSequenceException.class);
+        assertThat(log.producerState().entry(PID).orElseThrow().last().orElseThrow().lastSeq()).isEqualTo(1);
+        assertThat(log.logEndOffset()).isEqualTo(4);
+    }
+
+    @Test
     void sequenceGapIsOutOfOrder() throws IOException {
         PartitionLog log = open();
         log.appendAsLeader(idempotent(PID, (short) 0, 0, "a"), 0);
