@@ -11,7 +11,6 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.FetchMetadata;
 import org.apache.kafka.common.requests.FetchRequest;
 
@@ -172,13 +171,13 @@ final class FetchApi {
                 inOrder = Arrays.asList(all);
             }
             if (session == null) {
-                return Response.reply(build(reads, inOrder, null, byId).setSessionId(FetchMetadata.INVALID_SESSION_ID));
+                return Response.reply(new FetchResponseMessage(reads, inOrder, null, FetchMetadata.INVALID_SESSION_ID));
             }
             List<Integer> answered;
             synchronized (session) {
                 answered = session.answer(keys, inOrder, full);
             }
-            return Response.reply(build(reads, inOrder, answered, byId).setSessionId(session.id));
+            return Response.reply(new FetchResponseMessage(reads, inOrder, answered, session.id));
         });
     }
 
@@ -186,48 +185,5 @@ final class FetchApi {
         return CompletableFuture.completedFuture(Response.reply(new FetchResponseData()
                 .setErrorCode(error.code())
                 .setSessionId(FetchMetadata.INVALID_SESSION_ID)));
-    }
-
-    /**
-     * The response to {@code reads} with their {@code results} (same order): of those at {@code
-     * indexes} (ascending), or of all of them if that is null.
-     */
-    private static FetchResponseData build(List<FetchRequestPartition> reads, List<FetchResult> results, List<Integer> indexes,
-                                           boolean byId) {
-        FetchResponseData response = new FetchResponseData()
-                .setErrorCode(Errors.NONE.code());
-        FetchResponseData.FetchableTopicResponse current = null;
-        int n = indexes == null ? reads.size() : indexes.size();
-        for (int k = 0; k < n; k++) {
-            int i = indexes == null ? k : indexes.get(k);
-            TopicIdPartition tip = reads.get(i).partition();
-            boolean sameTopic = current != null && (byId ? current.topicId().equals(tip.topicId())
-                    : current.topic().equals(tip.topic()));
-            if (!sameTopic) {
-                current = new FetchResponseData.FetchableTopicResponse();
-                if (byId) {
-                    current.setTopicId(tip.topicId());
-                } else {
-                    current.setTopic(tip.topic());
-                }
-                response.responses().add(current);
-            }
-            FetchResult res = results.get(i);
-            FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData();
-            if (res.divergingEpoch() != null) {
-                pd.setDivergingEpoch(new FetchResponseData.EpochEndOffset()
-                        .setEpoch(res.divergingEpoch().epoch()).setEndOffset(res.divergingEpoch().endOffset()));
-            }
-            current.partitions().add(pd
-                    .setPartitionIndex(tip.partition())
-                    .setErrorCode(res.error().code())
-                    .setHighWatermark(res.highWatermark())
-                    .setLastStableOffset(res.highWatermark())
-                    .setLogStartOffset(res.logStartOffset())
-                    .setAbortedTransactions(null)
-                    .setPreferredReadReplica(-1)
-                    .setRecords(res.error() == Errors.NONE ? res.records() : MemoryRecords.EMPTY));
-        }
-        return response;
     }
 }
