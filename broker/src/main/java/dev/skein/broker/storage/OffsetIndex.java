@@ -66,6 +66,20 @@ final class OffsetIndex extends AbstractIndex {
         return slot < 0 ? new Entry(baseOffset, 0) : new Entry(baseOffset + relOffsets[slot], positions[slot]);
     }
 
+    /**
+     * The position of the last indexed batch that starts in [{@code from}, {@code to}] and whose last offset is
+     * below {@code maxOffsetExclusive}, or {@code from} if none does. Every batch from {@code from} up to that
+     * position then lies within {@code to} and ends below the bound, offsets and positions rising together.
+     */
+    synchronized int lastPositionWithin(int from, int to, long maxOffsetExclusive) {
+        int slot = Arrays.binarySearch(positions, 0, entries, to);
+        slot = slot >= 0 ? slot : -slot - 2;
+        while (slot >= 0 && positions[slot] > from && baseOffset + relOffsets[slot] >= maxOffsetExclusive) {
+            slot--;
+        }
+        return slot >= 0 && positions[slot] > from ? positions[slot] : from;
+    }
+
     synchronized Entry lastEntry() {
         return entries == 0 ? new Entry(baseOffset, 0) : new Entry(baseOffset + relOffsets[entries - 1], positions[entries - 1]);
     }

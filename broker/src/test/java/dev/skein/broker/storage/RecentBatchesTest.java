@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -267,11 +268,69 @@ class RecentBatchesTest {
         }
     }
 
-    private static void checkReads(LogSegment segment, Random random, long next) {
+    /**
+     * A read from anywhere in a segment, mostly behind the table, so through the offset index and the file: the
+     * batches the index lets the read take without reading their headers are exactly those a scan takes, for
+     * every index interval (an entry per batch, one in several, none), size limit and offset bound.
+     */
+    @Test
+    void aReadBehindTheTableTakesTheBatchesAScanWould() throws IOException {
+        Random random = new Random(11);
+        for (int interval : new int[] {1, 700, 5_000, 1 << 20}) {
+            Path segmentDir = dir.resolve("interval-" + interval);
+            Files.createDirectories(segmentDir);
+            LogConfig config = LogConfig.builder().segmentBytes(1 << 24).indexIntervalBytes(interval).build();
+            LogSegment segment = LogSegment.create(segmentDir, BASE, config, NOW);
+            try {
+                long next = BASE;
+                for (int n = 0; n < 400; n++) {
+                    int records = 1 + random.nextInt(6);
+                    SimpleRecord[] values = new SimpleRecord[records];
+                    for (int r = 0; r < records; r++) {
+                        values[r] = new SimpleRecord(NOW, null, new byte[10 + random.nextInt(400)]);
+                    }
+                    segment.append(MemoryRecords.withRecords(next, Compression.NONE, values), NOW);
+                    next += records;
+                }
+                List<Layout> batches = layout(segment);
+                int limit = segment.size();
+                for (int q = 0; q < 400; q++) {
+                    long start = BASE + random.nextInt((int) (next - BASE) + 2);
+                    int maxBytes = 1 + random.nextInt(q % 2 == 0 ? 40_000 : 3_000);
+                    long maxExclusive = random.nextInt(3) == 0 ? Long.MAX_VALUE : start + random.nextInt(400);
+                    boolean minOne = random.nextBoolean();
+                    Records got = segment.read(start, maxBytes, maxExclusive, minOne);
+                    RecentBatches.Range want = expected(batches, start, limit, maxBytes, maxExclusive, minOne);
+                    String what = "interval " + interval + ", read from " + start + " of " + maxBytes + " bytes below "
+                            + maxExclusive + (minOne ? ", min one" : "");
+                    if (want == null) {
+                        assertThat(got).as(what).isNull();
+                        continue;
+                    }
+                    assertThat(got).as(what).isNotNull();
+                    assertThat(got.sizeInBytes()).as(what).isEqualTo(want.size());
+                    if (want.size() > 0) {
+                        assertThat(got.batches().iterator().next().baseOffset()).as(what)
+                                .isEqualTo(batches.stream().filter(b -> b.position() == want.position()).findFirst()
+                                        .orElseThrow().baseOffset());
+                    }
+                }
+            } finally {
+                segment.close();
+            }
+        }
+    }
+
+    private static List<Layout> layout(LogSegment segment) {
         List<Layout> batches = new ArrayList<>();
         for (FileChannelRecordBatch b : segment.records().batches()) {
             batches.add(new Layout(b.baseOffset(), b.lastOffset(), b.position(), b.sizeInBytes()));
         }
+        return batches;
+    }
+
+    private static void checkReads(LogSegment segment, Random random, long next) {
+        List<Layout> batches = layout(segment);
         int limit = segment.size();
         for (int q = 0; q < 10; q++) {
             long start = next - random.nextInt(60) + 1;
