@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 
 /**
  * Fetch for consumers: reads each partition from its fetch offset, bounded by the high watermark,
@@ -60,22 +61,25 @@ final class FetchApi {
             if (sessionId != FetchMetadata.INVALID_SESSION_ID) {
                 sessions.close(sessionId);
             }
-            LinkedHashMap<FetchSessions.Key, FetchRequestPartition> requested = requested(data, version, image);
             FetchSessions.Session session = epoch == FetchMetadata.INITIAL_EPOCH ? sessions.open(replicaId >= 0, byId) : null;
-            if (session != null) {
-                synchronized (session) {
-                    requested.forEach((k, r) -> session.partitions.put(k, new FetchSessions.Cached(r)));
-                }
+            if (session == null) {
+                // a partition named twice is read once, where it was first named, as the last naming asks
+                LinkedHashMap<FetchSessions.Key, FetchRequestPartition> requested = new LinkedHashMap<>();
+                forEachRequested(data, version, image, requested::put);
+                return read(data, replicaId, byId, image, new ArrayList<>(requested.values()), null, null, true);
             }
-            return read(data, replicaId, byId, image, new ArrayList<>(requested.keySet()), new ArrayList<>(requested.values()),
-                    session, true);
+            FetchSessions.Cached[] entries;
+            synchronized (session) {
+                forEachRequested(data, version, image, session::put);
+                entries = session.entries();
+            }
+            return read(data, replicaId, byId, image, requests(entries), session, entries, true);
         }
         FetchSessions.Session session = sessions.get(sessionId);
         if (session == null) {
             return sessionError(Errors.FETCH_SESSION_ID_NOT_FOUND);
         }
-        List<FetchSessions.Key> keys;
-        List<FetchRequestPartition> reads;
+        FetchSessions.Cached[] entries;
         synchronized (session) {
             if (session.nextEpoch != epoch) {
                 return sessionError(Errors.INVALID_FETCH_SESSION_EPOCH);
@@ -85,50 +89,49 @@ final class FetchApi {
             }
             for (FetchRequestData.ForgottenTopic ft : data.forgottenTopicsData()) {
                 for (int partition : ft.partitions()) {
-                    session.partitions.remove(FetchSessions.Key.of(byId, ft.topicId(), ft.topic(), partition));
+                    session.remove(FetchSessions.Key.of(byId, ft.topicId(), ft.topic(), partition));
                 }
             }
-            requested(data, version, image).forEach((k, r) -> {
-                FetchSessions.Cached c = session.partitions.get(k);
-                if (c == null) {
-                    session.partitions.put(k, new FetchSessions.Cached(r));
-                } else {
-                    c.request = r;
-                }
-            });
+            forEachRequested(data, version, image, session::put);
             session.nextEpoch = FetchMetadata.nextEpoch(epoch);
-            keys = new ArrayList<>(session.partitions.keySet());
-            reads = session.requests();
+            entries = session.entries();
         }
-        return read(data, replicaId, byId, image, keys, reads, session, false);
+        return read(data, replicaId, byId, image, requests(entries), session, entries, false);
     }
 
-    /** The partitions a request names, in its order, each under its session key. */
-    private static LinkedHashMap<FetchSessions.Key, FetchRequestPartition> requested(FetchRequestData data, short version,
-                                                                                     ClusterImage image) {
+    /** The partitions a request names, in its order, each with its session key; a session takes them as they come. */
+    private static void forEachRequested(FetchRequestData data, short version, ClusterImage image,
+                                         BiConsumer<FetchSessions.Key, FetchRequestPartition> to) {
         boolean byId = version >= 13;
-        LinkedHashMap<FetchSessions.Key, FetchRequestPartition> out = new LinkedHashMap<>();
         for (FetchRequestData.FetchTopic ft : data.topics()) {
             TopicMetadata topic = byId ? image.topic(ft.topicId()) : image.topic(ft.topic());
             String name = topic != null ? topic.name() : byId ? null : ft.topic();
             Uuid id = byId ? ft.topicId() : topic != null ? topic.id() : Uuid.ZERO_UUID;
             for (FetchRequestData.FetchPartition fp : ft.partitions()) {
-                out.put(FetchSessions.Key.of(byId, id, name, fp.partition()), new FetchRequestPartition(
+                to.accept(FetchSessions.Key.of(byId, id, name, fp.partition()), new FetchRequestPartition(
                         new TopicIdPartition(id, fp.partition(), name), fp.fetchOffset(), fp.partitionMaxBytes(),
                         fp.currentLeaderEpoch() < 0 ? Optional.empty() : Optional.of(fp.currentLeaderEpoch()),
                         version >= 12 ? fp.lastFetchedEpoch() : -1));
             }
         }
+    }
+
+    /** The fetch parameters of {@code entries}, in order; a list the read may change. */
+    private static List<FetchRequestPartition> requests(FetchSessions.Cached[] entries) {
+        List<FetchRequestPartition> out = new ArrayList<>(entries.length);
+        for (FetchSessions.Cached c : entries) {
+            out.add(c.request);
+        }
         return out;
     }
 
     /**
-     * Reads {@code reads} (in order; {@code keys} their session keys) and answers: every partition
+     * Reads {@code reads} (in order; {@code entries} their session entries, if in a session) and answers: every partition
      * for a full fetch, for an incremental one those with something new.
      */
     private CompletableFuture<Response> read(FetchRequestData data, int replicaId, boolean byId, ClusterImage image,
-                                             List<FetchSessions.Key> keys, List<FetchRequestPartition> reads,
-                                             FetchSessions.Session session, boolean full) {
+                                             List<FetchRequestPartition> reads, FetchSessions.Session session,
+                                             FetchSessions.Cached[] entries, boolean full) {
         // Partitions the image does not know are answered at once, without a read; usually there are
         // none and every partition is read, in the request's order.
         FetchResult[] refused = null;
@@ -175,7 +178,7 @@ final class FetchApi {
             }
             List<Integer> answered;
             synchronized (session) {
-                answered = session.answer(keys, inOrder, full);
+                answered = session.answer(entries, inOrder, full);
             }
             return Response.reply(new FetchResponseMessage(reads, inOrder, answered, session.id));
         });

@@ -1,12 +1,12 @@
 package dev.skein.broker.api;
 
+import dev.skein.broker.network.CachelessMessage;
 import dev.skein.broker.server.FetchRequestPartition;
 import dev.skein.broker.server.FetchResult;
 import dev.skein.broker.storage.EpochEndOffset;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
-import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.MessageSizeAccumulator;
@@ -36,7 +36,7 @@ import java.util.List;
  * preferred read replica, and the records (empty on an error). A diverging epoch is only written from
  * v12, as a tagged field; a fetch before v12 names no last fetched epoch, so none is found for it.
  */
-final class FetchResponseMessage implements ApiMessage {
+final class FetchResponseMessage implements CachelessMessage {
     /** The struct of a diverging epoch, as a tagged field: epoch, end offset and no tagged fields of its own. */
     private static final int DIVERGING_EPOCH_SIZE = 4 + 8 + 1;
 
@@ -116,6 +116,12 @@ final class FetchResponseMessage implements ApiMessage {
     @Override
     public short highestSupportedVersion() {
         return ApiKeys.FETCH.latestVersion();
+    }
+
+    /** Topic names (before version 13) go through the cache, from sizing to writing; ids need none. */
+    @Override
+    public boolean usesCache(short version) {
+        return version < 13;
     }
 
     @Override

@@ -2,7 +2,6 @@ package dev.skein.broker.api;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -41,13 +40,22 @@ final class FetchSessions {
         }
     }
 
-    /** What the session holds for one partition: the request's fetch parameters and what the client was last told. */
+    /**
+     * What the session holds for one partition: the request's fetch parameters and what the client was last
+     * told. Entries are linked in the session's fetch order, so moving one to the end allocates nothing.
+     */
     static final class Cached {
+        final Key key;
         FetchRequestPartition request;
         long highWatermark = -1;
         long logStartOffset = -1;
+        private Cached prev;
+        private Cached next;
+        /** Forgotten (or replaced) since a reader took it from the session: {@link Session#answer} passes it over. */
+        private boolean removed;
 
-        Cached(FetchRequestPartition request) {
+        Cached(Key key, FetchRequestPartition request) {
+            this.key = key;
             this.request = request;
         }
     }
@@ -59,36 +67,94 @@ final class FetchSessions {
         /** The epoch the next request must carry. */
         int nextEpoch = 1;
         long lastUsedMs;
-        /** In fetch order: partitions that were answered with something move to the end, so none starves. */
-        final LinkedHashMap<Key, Cached> partitions = new LinkedHashMap<>();
+        private final Map<Key, Cached> partitions = new HashMap<>();
+        /**
+         * The fetch order, a ring through this sentinel: partitions that were answered with something move to the
+         * end, so none starves (a {@code LinkedHashMap} moved one by removing it and putting a new node back).
+         */
+        private final Cached order = new Cached(null, null);
 
         Session(int id, boolean follower, boolean usesTopicIds, long nowMs) {
             this.id = id;
             this.follower = follower;
             this.usesTopicIds = usesTopicIds;
             this.lastUsedMs = nowMs;
+            order.prev = order;
+            order.next = order;
         }
 
-        /** The partitions to read for this request, in session order. */
-        List<FetchRequestPartition> requests() {
-            List<FetchRequestPartition> out = new ArrayList<>(partitions.size());
-            for (Cached c : partitions.values()) {
-                out.add(c.request);
+        int size() {
+            return partitions.size();
+        }
+
+        Cached get(Key key) {
+            return partitions.get(key);
+        }
+
+        /** Sets the partition's fetch parameters; a partition new to the session goes last. */
+        void put(Key key, FetchRequestPartition request) {
+            Cached c = partitions.get(key);
+            if (c != null) {
+                c.request = request;
+                return;
+            }
+            c = new Cached(key, request);
+            partitions.put(key, c);
+            link(c);
+        }
+
+        void remove(Key key) {
+            Cached c = partitions.remove(key);
+            if (c != null) {
+                unlink(c);
+                c.removed = true;
+            }
+        }
+
+        /** The partitions in fetch order. */
+        Cached[] entries() {
+            Cached[] out = new Cached[partitions.size()];
+            int i = 0;
+            for (Cached c = order.next; c != order; c = c.next) {
+                out[i++] = c;
             }
             return out;
         }
 
+        /** The keys in fetch order. */
+        List<Key> keys() {
+            List<Key> out = new ArrayList<>(partitions.size());
+            for (Cached c = order.next; c != order; c = c.next) {
+                out.add(c.key);
+            }
+            return out;
+        }
+
+        private void link(Cached c) {
+            c.prev = order.prev;
+            c.next = order;
+            order.prev.next = c;
+            order.prev = c;
+        }
+
+        private void unlink(Cached c) {
+            c.prev.next = c.next;
+            c.next.prev = c.prev;
+            c.prev = null;
+            c.next = null;
+        }
+
         /**
-         * Records what a response tells the client about {@code keys} (their {@code results}, in the
+         * Records what a response tells the client about {@code entries} (their {@code results}, in the
          * same order) and returns the indexes of those it must carry: all of them in a full response,
          * else those with something new. Answered partitions move to the end of the session's order.
          */
-        List<Integer> answer(List<Key> keys, List<FetchResult> results, boolean full) {
+        List<Integer> answer(Cached[] entries, List<FetchResult> results, boolean full) {
             List<Integer> out = new ArrayList<>();
-            for (int i = 0; i < keys.size(); i++) {
-                Cached c = partitions.get(keys.get(i));
+            for (int i = 0; i < entries.length; i++) {
+                Cached c = entries[i];
                 FetchResult r = results.get(i);
-                if (c == null) {
+                if (c.removed) {
                     continue; // forgotten by a later request of this session meanwhile
                 }
                 boolean changed = r.highWatermark() != c.highWatermark || r.logStartOffset() != c.logStartOffset;
@@ -96,12 +162,10 @@ final class FetchSessions {
                 c.logStartOffset = r.logStartOffset();
                 if (full || changed || r.bytes() > 0 || r.error() != Errors.NONE || r.divergingEpoch() != null) {
                     out.add(i);
-                }
-            }
-            if (!full) {
-                for (int i : out) {
-                    Key k = keys.get(i);
-                    partitions.put(k, partitions.remove(k));
+                    if (!full) {
+                        unlink(c);
+                        link(c);
+                    }
                 }
             }
             return out;

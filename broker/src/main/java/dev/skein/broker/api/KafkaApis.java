@@ -96,6 +96,11 @@ public final class KafkaApis implements RequestHandler {
         return fetch.sessionCount();
     }
 
+    /** The client's address as Kafka reports a member's host ("/127.0.0.1"); built for JoinGroup only, not per request. */
+    private static String clientHost(RequestContext ctx) {
+        return ctx.clientAddress() == null ? "" : "/" + ctx.clientAddress().getHostAddress();
+    }
+
     @Override
     public CompletableFuture<Response> handle(RequestContext ctx, AbstractRequest request) {
         short v = ctx.apiVersion();
@@ -105,7 +110,6 @@ public final class KafkaApis implements RequestHandler {
                     api + " v" + v + " is not supported by this broker")).data());
         }
         ClusterImage image = controller.image();
-        String clientHost = ctx.clientAddress() == null ? "" : "/" + ctx.clientAddress().getHostAddress();
         return switch (api) {
             case API_VERSIONS -> reply(SupportedApis.response());
             case METADATA -> reply(metadata.metadata(((MetadataRequest) request).data(), v));
@@ -130,7 +134,7 @@ public final class KafkaApis implements RequestHandler {
             case DESCRIBE_QUORUM -> reply(quorum.describe(((DescribeQuorumRequest) request).data()));
             case INIT_PRODUCER_ID -> reply(initProducerId(((InitProducerIdRequest) request).data()));
             case FIND_COORDINATOR -> reply(groups.findCoordinator(((FindCoordinatorRequest) request).data(), v, image));
-            case JOIN_GROUP -> map(coordinator.joinGroup(((JoinGroupRequest) request).data(), v, ctx.clientId(), clientHost));
+            case JOIN_GROUP -> map(coordinator.joinGroup(((JoinGroupRequest) request).data(), v, ctx.clientId(), clientHost(ctx)));
             case SYNC_GROUP -> map(coordinator.syncGroup(((SyncGroupRequest) request).data(), v));
             case HEARTBEAT -> map(coordinator.heartbeat(((HeartbeatRequest) request).data(), v));
             case LEAVE_GROUP -> map(coordinator.leaveGroup(((LeaveGroupRequest) request).data(), v));

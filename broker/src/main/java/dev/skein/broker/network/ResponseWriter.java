@@ -42,7 +42,7 @@ final class ResponseWriter {
      * written if encoding fails (a segment of the response closed since the read: ClosedChannelException).
      */
     static long write(ChannelHandlerContext ctx, ResponseHeader header, ApiMessage body, short version) throws IOException {
-        ObjectSerializationCache cache = new ObjectSerializationCache();
+        ObjectSerializationCache cache = body instanceof CachelessMessage m && !m.usesCache(version) ? null : new ObjectSerializationCache();
         MessageSizeAccumulator size = new MessageSizeAccumulator();
         header.data().addSize(size, cache, header.headerVersion());
         body.addSize(size, cache, version);

@@ -93,13 +93,12 @@ final class FetchConnection implements Closeable {
 
     /**
      * As {@link #roundTrip(ByteBuffer[], long, long)}, for a request of {@code header} (its encoded
-     * bytes) and {@code body} encoded at {@code version}: the body is written straight into the
-     * connection's send buffer, not into a buffer of its own first.
+     * bytes) and {@code body} encoded at {@code version} with {@code cache}: the body is written straight
+     * into the connection's send buffer, not into a buffer of its own first.
      */
-    ByteBuffer roundTrip(ByteBuffer header, Message body, short version, long timeoutMs, long maxResponseBytes)
-            throws IOException {
+    ByteBuffer roundTrip(ByteBuffer header, Message body, short version, ObjectSerializationCache cache, long timeoutMs,
+                         long maxResponseBytes) throws IOException {
         long deadline = time.nanoseconds() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        ObjectSerializationCache cache = new ObjectSerializationCache();
         int size = header.remaining() + body.size(cache, version);
         ByteBuffer out = sendBuffer(4 + size);
         out.putInt(size);

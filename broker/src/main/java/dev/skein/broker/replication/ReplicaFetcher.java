@@ -9,6 +9,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.MessageUtil;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.FetchRequest;
@@ -83,6 +84,13 @@ public final class ReplicaFetcher implements Runnable {
     /** This fetcher's request header, encoded; {@link #send} sets the correlation id of each request in it. */
     private final ByteBuffer header;
     private static final int CORRELATION_ID_AT = 4;
+    /**
+     * The encoding cache of every request from version 13 on, which names topics by id: the only strings it
+     * then caches are the request's rack id and cluster id, the same objects every round (a cache keeps a
+     * string's bytes by identity, and strings do not change). Before 13 each request gets a new one: topic
+     * names come and go with the partitions followed.
+     */
+    private final ObjectSerializationCache requestStrings = new ObjectSerializationCache();
 
     public ReplicaFetcher(int localId, int leaderId, String host, int port, FollowerLogs logs, ReplicationConfig config,
                           Time time, short version) {
@@ -382,8 +390,8 @@ public final class ReplicaFetcher implements Runnable {
         long maxResponseBytes = 2L * Math.max(config.fetchResponseMaxBytes(), config.fetchMaxBytes()) + (1 << 20);
         // the buffer is the connection's until the next round: the records parsed from it are appended
         // to the local logs (and nothing keeps them) before the next fetch is sent
-        ByteBuffer buf = c.roundTrip(header, body, version, (long) config.fetchWaitMaxMs() + config.socketTimeoutMs(),
-                maxResponseBytes);
+        ByteBuffer buf = c.roundTrip(header, body, version, version >= 13 ? requestStrings : new ObjectSerializationCache(),
+                (long) config.fetchWaitMaxMs() + config.socketTimeoutMs(), maxResponseBytes);
         ResponseHeader rh = ResponseHeader.parse(buf, ApiKeys.FETCH.responseHeaderVersion(version));
         if (rh.correlationId() != correlationId) {
             throw new IOException("correlation id " + rh.correlationId() + " does not match " + correlationId);

@@ -29,7 +29,10 @@ final class AppendValidator {
             throw new RecordBatchTooLargeException("Append of " + records.sizeInBytes()
                     + " bytes exceeds segment.bytes " + cfg.segmentBytes() + " for " + topicPartition);
         }
-        List<MutableRecordBatch> batches = new ArrayList<>();
+        // a produce request carries one batch per partition: that one is kept as a list of one, a list
+        // that grows is made only for a second
+        MutableRecordBatch first = null;
+        List<MutableRecordBatch> more = null;
         long validBytes = 0;
         for (MutableRecordBatch batch : records.batches()) {
             if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
@@ -67,15 +70,23 @@ final class AppendValidator {
                 }
             }
             validBytes += batch.sizeInBytes();
-            batches.add(batch);
+            if (first == null) {
+                first = batch;
+            } else {
+                if (more == null) {
+                    more = new ArrayList<>();
+                    more.add(first);
+                }
+                more.add(batch);
+            }
         }
         if (validBytes != records.sizeInBytes()) {
             throw new CorruptRecordException("Append to " + topicPartition + " ends with a partial record batch ("
                     + (records.sizeInBytes() - validBytes) + " trailing bytes)");
         }
-        if (batches.isEmpty()) {
+        if (first == null) {
             throw new InvalidRecordException("Append to " + topicPartition + " contains no record batches");
         }
-        return batches;
+        return more != null ? more : List.of(first);
     }
 }

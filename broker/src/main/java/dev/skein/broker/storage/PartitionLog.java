@@ -133,7 +133,7 @@ public final class PartitionLog implements Closeable {
             long firstOffset = logEndOffset;
             AppendBatches.Summary assigned = AppendBatches.assignOffsets(batches, staged, firstOffset, leaderEpoch,
                     cfg.logAppendTime(), now);
-            write(records, firstOffset, assigned.lastOffset(), now, cfg);
+            write(records, batches, firstOffset, assigned.lastOffset(), now, cfg);
             staged.commit();
             if (leaderEpoch >= 0 && epochCache.assign(leaderEpoch, firstOffset)) {
                 writeCheckpoint();
@@ -162,7 +162,7 @@ public final class PartitionLog implements Closeable {
             long firstOffset = batches.get(0).baseOffset();
             long lastOffset = checked.lastOffset();
             long now = time.milliseconds();
-            write(records, firstOffset, lastOffset, now, cfg);
+            write(records, batches, firstOffset, lastOffset, now, cfg);
             staged.commit();
             boolean epochsChanged = false;
             for (MutableRecordBatch batch : batches) {
@@ -179,9 +179,10 @@ public final class PartitionLog implements Closeable {
         }
     }
 
-    private void write(MemoryRecords records, long firstOffset, long lastOffset, long now, LogConfig cfg) throws IOException {
+    private void write(MemoryRecords records, List<MutableRecordBatch> batches, long firstOffset, long lastOffset, long now,
+                       LogConfig cfg) throws IOException {
         LogSegment segment = maybeRoll(records.sizeInBytes(), firstOffset, lastOffset, now, cfg);
-        segment.append(records, now);
+        segment.append(records, batches, now);
         logEndOffset = lastOffset + 1;
     }
 

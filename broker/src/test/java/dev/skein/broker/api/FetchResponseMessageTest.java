@@ -1,5 +1,6 @@
 package dev.skein.broker.api;
 
+import dev.skein.broker.network.CachelessMessage;
 import dev.skein.broker.server.FetchRequestPartition;
 import dev.skein.broker.server.FetchResult;
 import dev.skein.broker.storage.EpochEndOffset;
@@ -107,8 +108,9 @@ class FetchResponseMessageTest {
         return new FetchResult(error, random.nextInt(1_000_000), random.nextInt(1000), records, diverging);
     }
 
+    /** Encodes with a cache only where the message says it uses one, as ResponseWriter does: null otherwise. */
     private static byte[] encode(ApiMessage message, short version) {
-        ObjectSerializationCache cache = new ObjectSerializationCache();
+        ObjectSerializationCache cache = cacheFor(message, version);
         ByteBuffer buf = ByteBuffer.allocate(message.size(cache, version));
         message.write(new ByteBufferAccessor(buf), cache, version);
         assertThat(buf.hasRemaining()).as("wrote its size exactly").isFalse();
@@ -117,8 +119,12 @@ class FetchResponseMessageTest {
 
     private static List<Integer> sizes(ApiMessage message, short version) {
         MessageSizeAccumulator size = new MessageSizeAccumulator();
-        message.addSize(size, new ObjectSerializationCache(), version);
+        message.addSize(size, cacheFor(message, version), version);
         return List.of(size.totalSize(), size.sizeExcludingZeroCopy());
+    }
+
+    private static ObjectSerializationCache cacheFor(ApiMessage message, short version) {
+        return message instanceof CachelessMessage m && !m.usesCache(version) ? null : new ObjectSerializationCache();
     }
 
     /** The response as FetchApi built it with the generated message before it wrote its own. */

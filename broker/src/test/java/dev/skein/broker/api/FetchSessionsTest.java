@@ -11,6 +11,7 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.junit.jupiter.api.Test;
 
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -72,26 +73,43 @@ class FetchSessionsTest {
         FetchSessions.Key k1 = key(1);
         FetchSessions.Key k2 = key(2);
         for (FetchSessions.Key k : List.of(k0, k1, k2)) {
-            s.partitions.put(k, new FetchSessions.Cached(request(k.partition())));
+            s.put(k, request(k.partition()));
         }
-        List<FetchSessions.Key> keys = List.of(k0, k1, k2);
+        FetchSessions.Cached[] entries = s.entries();
+        assertThat(Arrays.stream(entries).map(c -> c.key)).containsExactly(k0, k1, k2);
         // the full answer carries everything and remembers what it told
-        assertThat(s.answer(keys, List.of(empty(5, 0), empty(7, 0), empty(0, 0)), true)).containsExactly(0, 1, 2);
-        assertThat(s.answer(keys, List.of(empty(5, 0), empty(7, 0), empty(0, 0)), false)).as("nothing changed").isEmpty();
+        assertThat(s.answer(entries, List.of(empty(5, 0), empty(7, 0), empty(0, 0)), true)).containsExactly(0, 1, 2);
+        assertThat(s.answer(entries, List.of(empty(5, 0), empty(7, 0), empty(0, 0)), false)).as("nothing changed").isEmpty();
+        assertThat(s.keys()).as("a full answer keeps the order").containsExactly(k0, k1, k2);
 
         // new records on k0, a new log start offset on k2
-        assertThat(s.answer(keys, List.of(new FetchResult(Errors.NONE, 6, 0, records()), empty(7, 0), empty(0, 3)), false))
+        assertThat(s.answer(entries, List.of(new FetchResult(Errors.NONE, 6, 0, records()), empty(7, 0), empty(0, 3)), false))
                 .containsExactly(0, 2);
-        assertThat(s.partitions.keySet()).as("answered partitions go last, in order").containsExactly(k1, k0, k2);
+        assertThat(s.keys()).as("answered partitions go last, in order").containsExactly(k1, k0, k2);
 
-        assertThat(s.answer(List.of(k1, k0, k2), List.of(FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER), empty(6, 0),
+        // new fetch parameters for a partition the session has keep its place
+        s.put(k0, request(0));
+        assertThat(s.keys()).containsExactly(k1, k0, k2);
+        assertThat(s.get(k0).highWatermark).as("and what the client was told").isEqualTo(6);
+
+        entries = s.entries();
+        assertThat(s.answer(entries, List.of(FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER), empty(6, 0),
                 empty(0, 3)), false)).as("an error is always answered").containsExactly(0);
+        assertThat(s.keys()).containsExactly(k0, k2, k1);
 
         // a partition forgotten meanwhile is neither answered nor put back; k1's watermark is news again after its error
-        s.partitions.remove(k0);
-        assertThat(s.answer(keys, List.of(new FetchResult(Errors.NONE, 9, 0, records()), empty(7, 0), empty(0, 3)), false))
-                .containsExactly(1);
-        assertThat(s.partitions).doesNotContainKey(k0);
+        entries = s.entries();
+        s.remove(k0);
+        assertThat(s.answer(entries, List.of(new FetchResult(Errors.NONE, 9, 0, records()), empty(0, 3), empty(7, 0)), false))
+                .containsExactly(2);
+        assertThat(s.keys()).containsExactly(k2, k1);
+        assertThat(s.get(k0)).isNull();
+        assertThat(s.size()).isEqualTo(2);
+
+        // taken back, it is new to the session: last, and everything about it is news
+        s.put(k0, request(0));
+        assertThat(s.keys()).containsExactly(k2, k1, k0);
+        assertThat(s.answer(s.entries(), List.of(empty(0, 3), empty(7, 0), empty(9, 0)), false)).containsExactly(2);
     }
 
     private static FetchSessions.Key key(int partition) {

@@ -2,6 +2,7 @@ package dev.skein.broker.replication;
 
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.protocol.MessageUtil;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -142,8 +143,10 @@ class FetchConnectionTest {
                     .setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(i).setFetchOffset(i * 1000L))));
         }
         short version = 12;
+        // one cache for both requests, as a fetcher keeps one: it holds only strings, each for its own bytes
+        ObjectSerializationCache cache = new ObjectSerializationCache();
         for (FetchRequestData body : List.of(small, large)) {
-            c.roundTrip(head, body, version, 10_000, 1 << 20);
+            c.roundTrip(head, body, version, cache, 10_000, 1 << 20);
             assertThat(head.remaining()).as("the header buffer is not consumed").isEqualTo(6);
         }
         connection.close();
