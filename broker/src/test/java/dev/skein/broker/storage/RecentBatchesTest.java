@@ -243,13 +243,7 @@ class RecentBatchesTest {
             long next = BASE;
             for (int round = 0; round < 6; round++) {
                 for (int n = 0; n < 80; n++) {
-                    int records = 1 + random.nextInt(4);
-                    SimpleRecord[] values = new SimpleRecord[records];
-                    for (int r = 0; r < records; r++) {
-                        values[r] = new SimpleRecord(NOW, null, new byte[10 + random.nextInt(300)]);
-                    }
-                    segment.append(MemoryRecords.withRecords(next, Compression.NONE, values), NOW);
-                    next += records;
+                    next = appendRandomBatch(segment, random, next, 4, 300);
                     checkReads(segment, random, next);
                 }
                 if (round == 2) {
@@ -284,13 +278,7 @@ class RecentBatchesTest {
             try {
                 long next = BASE;
                 for (int n = 0; n < 400; n++) {
-                    int records = 1 + random.nextInt(6);
-                    SimpleRecord[] values = new SimpleRecord[records];
-                    for (int r = 0; r < records; r++) {
-                        values[r] = new SimpleRecord(NOW, null, new byte[10 + random.nextInt(400)]);
-                    }
-                    segment.append(MemoryRecords.withRecords(next, Compression.NONE, values), NOW);
-                    next += records;
+                    next = appendRandomBatch(segment, random, next, 6, 400);
                 }
                 List<Layout> batches = layout(segment);
                 int limit = segment.size();
@@ -319,6 +307,17 @@ class RecentBatchesTest {
                 segment.close();
             }
         }
+    }
+
+    /** Appends a batch of 1 to {@code maxRecords} records of 10 to {@code 10 + maxExtra} bytes at {@code next}; returns the next offset. */
+    private static long appendRandomBatch(LogSegment segment, Random random, long next, int maxRecords, int maxExtra)
+            throws IOException {
+        SimpleRecord[] values = new SimpleRecord[1 + random.nextInt(maxRecords)];
+        for (int r = 0; r < values.length; r++) {
+            values[r] = new SimpleRecord(NOW, null, new byte[10 + random.nextInt(maxExtra)]);
+        }
+        segment.append(MemoryRecords.withRecords(next, Compression.NONE, values), NOW);
+        return next + values.length;
     }
 
     private static List<Layout> layout(LogSegment segment) {
