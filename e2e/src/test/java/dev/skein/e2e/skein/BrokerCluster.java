@@ -2,6 +2,8 @@ package dev.skein.e2e.skein;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.KafkaException;
+import org.awaitility.core.ConditionTimeoutException;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -11,11 +13,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -43,9 +49,11 @@ public final class BrokerCluster implements AutoCloseable {
         int[] ports = new int[size];
         int[] controllerPorts = new int[size];
         List<String> voters = new ArrayList<>();
+        // distinct: six random picks from the range would name one port twice about once in a thousand starts
+        Set<Integer> picked = new HashSet<>();
         for (int i = 0; i < size; i++) {
-            ports[i] = LoopbackPorts.pick();
-            controllerPorts[i] = LoopbackPorts.pick();
+            ports[i] = pickDistinct(picked);
+            controllerPorts[i] = pickDistinct(picked);
             voters.add(i + "@127.0.0.1:" + controllerPorts[i]);
         }
         BrokerCluster cluster = new BrokerCluster(root, ports);
@@ -87,18 +95,37 @@ public final class BrokerCluster implements AutoCloseable {
         }
     }
 
+    private static int pickDistinct(Set<Integer> picked) throws IOException {
+        int port;
+        do {
+            port = LoopbackPorts.pick();
+        } while (!picked.add(port));
+        return port;
+    }
+
     private void awaitBrokers(int size) {
-        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> {
-            for (int i = 0; i < processes.size(); i++) {
-                if (!processes.get(i).isAlive()) {
-                    throw new IllegalStateException("broker " + i + " exited with " + processes.get(i).exitValue()
-                            + "\n" + logs(40));
+        int[] seen = {0};
+        try {
+            // A broker that exits fails the wait at once; only the Admin client's errors (a broker not
+            // yet listening, a request timing out) are retried.
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).until(() -> {
+                for (int i = 0; i < processes.size(); i++) {
+                    if (!processes.get(i).isAlive()) {
+                        throw new IllegalStateException("broker " + i + " exited with " + processes.get(i).exitValue()
+                                + "\n" + logs(40));
+                    }
                 }
-            }
-            try (Admin admin = admin()) {
-                return admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).size() == size;
-            }
-        });
+                try (Admin admin = admin()) {
+                    seen[0] = admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).size();
+                } catch (ExecutionException | TimeoutException | KafkaException notYet) {
+                    return false;
+                }
+                return seen[0] == size;
+            });
+        } catch (ConditionTimeoutException e) {
+            throw new IllegalStateException("the " + size + " brokers did not all register within 120 s (the last"
+                    + " DescribeCluster saw " + seen[0] + ")\n" + logs(80), e);
+        }
     }
 
     /** host:port of every broker, comma separated. */
