@@ -47,7 +47,6 @@ tiers = collections.defaultdict(lambda: [0, 0.0])  # level -> [count, seconds]
 compiles = []  # (seconds, level, osr, code size, inlined bytes, method, file)
 by_method = collections.defaultdict(lambda: [0, 0.0])
 deopts = collections.Counter()
-deopt_methods = collections.Counter()
 for path in a.files:
     out = subprocess.run([jfr, "print", "--json", "--stack-depth", "1", "--events",
                           "jdk.Compilation,jdk.Deoptimization", path],
@@ -69,7 +68,6 @@ for path in a.files:
         else:
             m = name(v["method"])
             deopts[(m, v.get("lineNumber"), v.get("reason"), v.get("action"))] += 1
-            deopt_methods[m] += 1
 
 total = sum(c for c, _ in tiers.values())
 print(f"{total} compilations starting in the window, {sum(s for _, s in tiers.values()):.2f} s of compiler wall time")
