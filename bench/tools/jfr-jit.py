@@ -18,6 +18,7 @@ def millis(t):
 
 
 def event_millis(v):
+    # JFR prints UTC with nanoseconds ("...T20:13:25.248560903Z"): to the millisecond
     return millis(v["startTime"][:23])
 
 
@@ -44,7 +45,7 @@ start, end = millis(a.start), millis(a.end)
 jfr = os.path.join(os.environ["JAVA_HOME"], "bin", "jfr") if os.environ.get("JAVA_HOME") else "jfr"
 
 tiers = collections.defaultdict(lambda: [0, 0.0])  # level -> [count, seconds]
-compiles = []  # (seconds, level, osr, code size, inlined bytes, method, file)
+compiles = []  # (seconds, tier, code bytes, inlined bytes, method, node dir)
 by_method = collections.defaultdict(lambda: [0, 0.0])
 deopts = collections.Counter()
 for path in a.files:
