@@ -1,6 +1,8 @@
 package dev.skein.broker.storage;
 
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.FileRecords;
 import org.apache.kafka.common.record.FileRecords.TimestampAndOffset;
@@ -11,6 +13,7 @@ import org.apache.kafka.common.record.Records;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -29,6 +32,13 @@ final class LogSegment implements Closeable {
     static final String TIME_INDEX_SUFFIX = ".timeindex";
     /** The files of one segment, by suffix. */
     private static final List<String> FILE_SUFFIXES = List.of(LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX);
+    /** Where a v2 batch's LastOffsetDelta starts (after base offset, length, leader epoch, magic, CRC, attributes). */
+    private static final int LAST_OFFSET_DELTA_OFFSET = 23;
+    /** A batch's header up to and with LastOffsetDelta: all a read needs of each batch it passes. */
+    private static final int SCAN_HEADER_BYTES = LAST_OFFSET_DELTA_OFFSET + 4;
+    /** Each reading thread's buffer for {@link #readHeader}; direct, so the pread needs no copy through a temporary one. */
+    private static final ThreadLocal<ByteBuffer> SCAN_HEADER =
+            ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(SCAN_HEADER_BYTES));
 
     private final Path dir;
     private final long baseOffset;
@@ -318,16 +328,55 @@ final class LogSegment implements Closeable {
         if (known != RecentBatches.UNKNOWN) {
             return known;
         }
-        int start = offsetIndex.lookup(target).position();
-        if (start > limit) {
-            start = 0;
+        int position = offsetIndex.lookup(target).position();
+        if (position > limit) {
+            position = 0;
         }
-        for (FileChannelRecordBatch batch : log.slice(start, limit - start).batches()) {
-            if (batch.lastOffset() >= target) {
-                return batch.position();
+        ByteBuffer header = SCAN_HEADER.get();
+        for (int size; (size = readHeader(header, position, limit)) >= 0; position += size) {
+            if (lastOffset(header) >= target) {
+                return position;
             }
         }
         return -1;
+    }
+
+    /**
+     * Reads the start of the batch at {@code position} into {@code header} with one pread and returns the batch's
+     * size, or -1 if no whole batch starts there within the first {@code limit} bytes (the end of what is
+     * published). Its last offset is then {@link #lastOffset(ByteBuffer)}. Reads scan with this rather than with
+     * {@link FileRecords#batches()}, which reads two headers per batch into heap buffers and whose iterator is a
+     * second read path for the JIT to compile the first time a consumer reads back further than
+     * {@link RecentBatches} reaches.
+     */
+    private int readHeader(ByteBuffer header, int position, int limit) {
+        if (limit - position < SCAN_HEADER_BYTES) {
+            return -1;
+        }
+        header.clear();
+        try {
+            while (header.hasRemaining()) {
+                if (log.channel().read(header, position + header.position()) < 0) {
+                    return -1;
+                }
+            }
+        } catch (IOException e) {
+            // LogReader tells a segment deleted under a read by the ClosedChannelException cause
+            throw new KafkaException("Failed to read the batch header at position " + position + " of " + log.file(), e);
+        }
+        int size = header.getInt(Records.SIZE_OFFSET) + Records.LOG_OVERHEAD;
+        byte magic = header.get(Records.MAGIC_OFFSET);
+        if (magic != RecordBatch.MAGIC_VALUE_V2 || size < DefaultRecordBatch.RECORD_BATCH_OVERHEAD) {
+            throw new CorruptRecordException("The batch at position " + position + " of " + log.file() + " has magic "
+                    + magic + " and size " + size + "; only magic v2 batches of at least "
+                    + DefaultRecordBatch.RECORD_BATCH_OVERHEAD + " bytes are stored");
+        }
+        return (long) position + size > limit ? -1 : size;
+    }
+
+    /** The last offset of the batch whose header {@link #readHeader} read into {@code header}. */
+    private static long lastOffset(ByteBuffer header) {
+        return header.getLong(Records.OFFSET_OFFSET) + header.getInt(LAST_OFFSET_DELTA_OFFSET);
     }
 
     /**
@@ -354,12 +403,9 @@ final class LogSegment implements Closeable {
         if (total >= maxBytes) {
             return log.slice(first, total);
         }
-        for (FileChannelRecordBatch batch : log.slice(from, limit - from).batches()) {
-            if (batch.lastOffset() >= maxOffsetExclusive) {
-                break;
-            }
-            int size = batch.sizeInBytes();
-            if (!fits(total, size, maxBytes, minOneMessage)) {
+        ByteBuffer header = SCAN_HEADER.get();
+        for (int position = from, size; (size = readHeader(header, position, limit)) >= 0; position += size) {
+            if (lastOffset(header) >= maxOffsetExclusive || !fits(total, size, maxBytes, minOneMessage)) {
                 break;
             }
             total += size;

@@ -661,4 +661,90 @@ class PartitionLogTest {
         log.deleteRecordsBefore(1);
         assertThat(offsets(log.read(1, 1000, Long.MAX_VALUE, false).records())).containsExactly(0L, 1L, 2L);
     }
+
+    /**
+     * Reads further back than {@link RecentBatches} reaches scan the segment file's batch headers, from an index
+     * entry or from the last indexed batch within the read: every start offset, byte limit and bound is answered as
+     * the batches appended say it must be, in a segment written in this run and again after a restart.
+     */
+    @Test
+    void readsThatScanTheFileAnswerAsTheAppendedBatchesSay() throws IOException {
+        LogConfig config = LogConfig.builder().segmentBytes(1 << 20).indexIntervalBytes(300).build();
+        PartitionLog log = open(config);
+        List<long[]> batches = new ArrayList<>(); // base offset, last offset, size
+        for (int i = 0; i < 3 * RecentBatches.CAPACITY; i++) {
+            String[] values = new String[1 + i % 4];
+            Arrays.fill(values, "v".repeat(1 + (i * 37) % 90));
+            MemoryRecords records = values(1L, values);
+            LogAppendInfo info = log.appendAsLeader(records, 0);
+            batches.add(new long[] {info.firstOffset(), info.lastOffset(), records.sizeInBytes()});
+        }
+        PartitionLog reading = log;
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                reading = reopen(log, config);
+            }
+            long end = reading.logEndOffset();
+            for (long start = 0; start < end; start += 3) {
+                for (int maxBytes : new int[] {1, 200, 700, 5_000}) {
+                    for (long bound : new long[] {end, end - 7, start + 5}) {
+                        for (boolean minOne : new boolean[] {false, true}) {
+                            List<Long> expected = expectedBaseOffsets(batches, start, maxBytes, Math.min(bound, end), minOne);
+                            assertThat(batchBaseOffsets(reading.read(start, maxBytes, bound, minOne).records()))
+                                    .as("read(%d, %d, %d, %s)", start, maxBytes, bound, minOne)
+                                    .isEqualTo(expected);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private PartitionLog reopen(PartitionLog log, LogConfig config) throws IOException {
+        log.close();
+        opened.remove(log);
+        return open(config);
+    }
+
+    /** What {@link PartitionLog#read} must return, as batch base offsets, from the batches appended. */
+    private static List<Long> expectedBaseOffsets(List<long[]> batches, long start, int maxBytes, long bound, boolean minOne) {
+        List<Long> out = new ArrayList<>();
+        if (start >= bound) {
+            return out;
+        }
+        long total = 0;
+        for (long[] b : batches) {
+            if (b[1] < start) {
+                continue;
+            }
+            if (b[1] >= bound || (total + b[2] > maxBytes && !(total == 0 && minOne))) {
+                break;
+            }
+            out.add(b[0]);
+            total += b[2];
+            if (total >= maxBytes) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aBatchHeaderDamagedUnderAnOpenLogFailsTheReadWithTheFileNamedAndLeavesTheLogAlone() throws IOException {
+        PartitionLog log = open(LogConfig.builder().segmentBytes(1 << 20).indexIntervalBytes(1 << 20).build());
+        appendN(log, 2 * RecentBatches.CAPACITY, 1L);
+        int batchSize = log.read(0, 1, Long.MAX_VALUE, true).records().sizeInBytes();
+        Path file = lastLogFile();
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.seek(3L * batchSize + 16); // the magic byte of the fourth batch
+            f.write(1);
+        }
+        // the scan from the segment's start passes the fourth batch's header to reach offset 5
+        assertThatThrownBy(() -> log.read(5, 1000, Long.MAX_VALUE, true))
+                .isInstanceOf(CorruptRecordException.class)
+                .hasMessageContaining(file.getFileName().toString())
+                .hasMessageContaining("magic 1");
+        assertThat(offsets(log.read(0, 3 * batchSize, Long.MAX_VALUE, true).records())).containsExactly(0L, 1L, 2L);
+        assertThat(log.logEndOffset()).isEqualTo(2L * RecentBatches.CAPACITY);
+    }
 }
