@@ -164,24 +164,44 @@ final class FetchApi {
         }
         FetchResult[] answeredAtOnce = refused;
         long maxWait = refused == null ? data.maxWaitMs() : 0;
-        return replicaManager.fetch(replicaId, parts, maxWait, data.minBytes(), data.maxBytes()).thenApply(results -> {
-            List<FetchResult> inOrder = results;
-            if (answeredAtOnce != null) {
-                FetchResult[] all = new FetchResult[reads.size()];
-                for (int i = 0, next = 0; i < all.length; i++) {
-                    all[i] = answeredAtOnce[i] != null ? answeredAtOnce[i] : results.get(next++);
+        CompletableFuture<List<FetchResult>> fetched = replicaManager.fetch(replicaId, parts, maxWait, data.minBytes(), data.maxBytes());
+        if (session == null) {
+            return fetched.thenApply(results -> Response.reply(new FetchResponseMessage(reads,
+                    inOrder(results, answeredAtOnce), null, FetchMetadata.INVALID_SESSION_ID)));
+        }
+        // One completion per kind of answer, none testing which: a session's first answer is full and every later one
+        // incremental. Followers' sessions stay open, so the JIT compiles the incremental answer with the full case cut
+        // out, and a consumer's first (full) answer through the same code threw it away in every broker.
+        if (full) {
+            return fetched.thenApply(results -> {
+                List<FetchResult> inOrder = inOrder(results, answeredAtOnce);
+                List<Integer> answered;
+                synchronized (session) {
+                    answered = session.answerAll(entries, inOrder);
                 }
-                inOrder = Arrays.asList(all);
-            }
-            if (session == null) {
-                return Response.reply(new FetchResponseMessage(reads, inOrder, null, FetchMetadata.INVALID_SESSION_ID));
-            }
+                return Response.reply(new FetchResponseMessage(reads, inOrder, answered, session.id));
+            });
+        }
+        return fetched.thenApply(results -> {
+            List<FetchResult> inOrder = inOrder(results, answeredAtOnce);
             List<Integer> answered;
             synchronized (session) {
-                answered = session.answer(entries, inOrder, full);
+                answered = session.answerNews(entries, inOrder);
             }
             return Response.reply(new FetchResponseMessage(reads, inOrder, answered, session.id));
         });
+    }
+
+    /** The read's {@code results} with the partitions answered at once (if any) put back in the request's order. */
+    private static List<FetchResult> inOrder(List<FetchResult> results, FetchResult[] answeredAtOnce) {
+        if (answeredAtOnce == null) {
+            return results;
+        }
+        FetchResult[] all = new FetchResult[answeredAtOnce.length];
+        for (int i = 0, next = 0; i < all.length; i++) {
+            all[i] = answeredAtOnce[i] != null ? answeredAtOnce[i] : results.get(next++);
+        }
+        return Arrays.asList(all);
     }
 
     private static CompletableFuture<Response> sessionError(Errors error) {

@@ -159,27 +159,44 @@ final class FetchSessions {
         }
 
         /**
-         * Records what a response tells the client about {@code entries} (their {@code results}, in the
-         * same order) and returns the indexes of those it must carry: all of them in a full response,
-         * else those with something new. Answered partitions move to the end of the session's order.
+         * Records what a full response tells the client about {@code entries} (their {@code results}, in the same
+         * order) and returns the indexes of those it carries: every one still in the session. The order stays.
          */
-        List<Integer> answer(Cached[] entries, List<FetchResult> results, boolean full) {
-            List<Integer> out = new ArrayList<>();
+        List<Integer> answerAll(Cached[] entries, List<FetchResult> results) {
+            List<Integer> out = new ArrayList<>(entries.length);
             for (int i = 0; i < entries.length; i++) {
                 Cached c = entries[i];
-                FetchResult r = results.get(i);
                 if (c.removed) {
                     continue; // forgotten by a later request of this session meanwhile
                 }
+                FetchResult r = results.get(i);
+                c.highWatermark = r.highWatermark();
+                c.logStartOffset = r.logStartOffset();
+                out.add(i);
+            }
+            return out;
+        }
+
+        /**
+         * Records what an incremental response tells the client about {@code entries} (their {@code results}, in the
+         * same order) and returns the indexes of those with something new, which it carries. They move to the end
+         * of the session's order. Kept apart from {@link #answerAll}: see {@code FetchApi.read}.
+         */
+        List<Integer> answerNews(Cached[] entries, List<FetchResult> results) {
+            List<Integer> out = new ArrayList<>();
+            for (int i = 0; i < entries.length; i++) {
+                Cached c = entries[i];
+                if (c.removed) {
+                    continue; // forgotten by a later request of this session meanwhile
+                }
+                FetchResult r = results.get(i);
                 boolean changed = r.highWatermark() != c.highWatermark || r.logStartOffset() != c.logStartOffset;
                 c.highWatermark = r.highWatermark();
                 c.logStartOffset = r.logStartOffset();
-                if (full || changed || r.bytes() > 0 || r.error() != Errors.NONE || r.divergingEpoch() != null) {
+                if (changed || r.bytes() > 0 || r.error() != Errors.NONE || r.divergingEpoch() != null) {
                     out.add(i);
-                    if (!full) {
-                        unlink(c);
-                        link(c);
-                    }
+                    unlink(c);
+                    link(c);
                 }
             }
             return out;

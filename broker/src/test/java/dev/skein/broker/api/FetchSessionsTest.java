@@ -78,12 +78,12 @@ class FetchSessionsTest {
         FetchSessions.Cached[] entries = s.entries();
         assertThat(Arrays.stream(entries).map(c -> c.key)).containsExactly(k0, k1, k2);
         // the full answer carries everything and remembers what it told
-        assertThat(s.answer(entries, List.of(empty(5, 0), empty(7, 0), empty(0, 0)), true)).containsExactly(0, 1, 2);
-        assertThat(s.answer(entries, List.of(empty(5, 0), empty(7, 0), empty(0, 0)), false)).as("nothing changed").isEmpty();
+        assertThat(s.answerAll(entries, List.of(empty(5, 0), empty(7, 0), empty(0, 0)))).containsExactly(0, 1, 2);
+        assertThat(s.answerNews(entries, List.of(empty(5, 0), empty(7, 0), empty(0, 0)))).as("nothing changed").isEmpty();
         assertThat(s.keys()).as("a full answer keeps the order").containsExactly(k0, k1, k2);
 
         // new records on k0, a new log start offset on k2
-        assertThat(s.answer(entries, List.of(new FetchResult(Errors.NONE, 6, 0, records()), empty(7, 0), empty(0, 3)), false))
+        assertThat(s.answerNews(entries, List.of(new FetchResult(Errors.NONE, 6, 0, records()), empty(7, 0), empty(0, 3))))
                 .containsExactly(0, 2);
         assertThat(s.keys()).as("answered partitions go last, in order").containsExactly(k1, k0, k2);
 
@@ -93,14 +93,14 @@ class FetchSessionsTest {
         assertThat(s.get(k0).highWatermark).as("and what the client was told").isEqualTo(6);
 
         entries = s.entries();
-        assertThat(s.answer(entries, List.of(FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER), empty(6, 0),
-                empty(0, 3)), false)).as("an error is always answered").containsExactly(0);
+        assertThat(s.answerNews(entries, List.of(FetchResult.error(Errors.NOT_LEADER_OR_FOLLOWER), empty(6, 0),
+                empty(0, 3)))).as("an error is always answered").containsExactly(0);
         assertThat(s.keys()).containsExactly(k0, k2, k1);
 
         // a partition forgotten meanwhile is neither answered nor put back; k1's watermark is news again after its error
         entries = s.entries();
         s.remove(k0);
-        assertThat(s.answer(entries, List.of(new FetchResult(Errors.NONE, 9, 0, records()), empty(0, 3), empty(7, 0)), false))
+        assertThat(s.answerNews(entries, List.of(new FetchResult(Errors.NONE, 9, 0, records()), empty(0, 3), empty(7, 0))))
                 .containsExactly(2);
         assertThat(s.keys()).containsExactly(k2, k1);
         assertThat(s.get(k0)).isNull();
@@ -109,7 +109,7 @@ class FetchSessionsTest {
         // taken back, it is new to the session: last, and everything about it is news
         s.put(k0, request(0));
         assertThat(s.keys()).containsExactly(k2, k1, k0);
-        assertThat(s.answer(s.entries(), List.of(empty(0, 3), empty(7, 0), empty(9, 0)), false)).containsExactly(2);
+        assertThat(s.answerNews(s.entries(), List.of(empty(0, 3), empty(7, 0), empty(9, 0)))).containsExactly(2);
     }
 
     private static FetchSessions.Key key(int partition) {
