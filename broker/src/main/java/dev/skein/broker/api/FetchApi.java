@@ -20,7 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.BiConsumer;
 
 /**
  * Fetch for consumers: reads each partition from its fetch offset, bounded by the high watermark,
@@ -62,15 +61,18 @@ final class FetchApi {
                 sessions.close(sessionId);
             }
             FetchSessions.Session session = epoch == FetchMetadata.INITIAL_EPOCH ? sessions.open(replicaId >= 0, byId) : null;
+            List<FetchRequestPartition> requested = requested(data, version, image);
             if (session == null) {
                 // a partition named twice is read once, where it was first named, as the last naming asks
-                LinkedHashMap<FetchSessions.Key, FetchRequestPartition> requested = new LinkedHashMap<>();
-                forEachRequested(data, version, image, requested::put);
-                return read(data, replicaId, byId, image, new ArrayList<>(requested.values()), null, null, true);
+                LinkedHashMap<FetchSessions.Key, FetchRequestPartition> once = new LinkedHashMap<>();
+                for (FetchRequestPartition r : requested) {
+                    once.put(FetchSessions.Key.of(byId, r.partition()), r);
+                }
+                return read(data, replicaId, byId, image, new ArrayList<>(once.values()), null, null, true);
             }
             FetchSessions.Cached[] entries;
             synchronized (session) {
-                forEachRequested(data, version, image, session::put);
+                session.open(requested, byId);
                 entries = session.entries();
             }
             return read(data, replicaId, byId, image, requests(entries), session, entries, true);
@@ -92,28 +94,33 @@ final class FetchApi {
                     session.remove(FetchSessions.Key.of(byId, ft.topicId(), ft.topic(), partition));
                 }
             }
-            forEachRequested(data, version, image, session::put);
+            session.update(requested(data, version, image), byId);
             session.nextEpoch = FetchMetadata.nextEpoch(epoch);
             entries = session.entries();
         }
         return read(data, replicaId, byId, image, requests(entries), session, entries, false);
     }
 
-    /** The partitions a request names, in its order, each with its session key; a session takes them as they come. */
-    private static void forEachRequested(FetchRequestData data, short version, ClusterImage image,
-                                         BiConsumer<FetchSessions.Key, FetchRequestPartition> to) {
+    /**
+     * The partitions a request names, in its order, with their fetch parameters (a partition named twice is there
+     * twice). Every request passes through here; what is done with them differs by kind of request and is done in
+     * a loop of its own (see {@link FetchSessions.Session#open}).
+     */
+    private static List<FetchRequestPartition> requested(FetchRequestData data, short version, ClusterImage image) {
         boolean byId = version >= 13;
+        List<FetchRequestPartition> out = new ArrayList<>();
         for (FetchRequestData.FetchTopic ft : data.topics()) {
             TopicMetadata topic = byId ? image.topic(ft.topicId()) : image.topic(ft.topic());
             String name = topic != null ? topic.name() : byId ? null : ft.topic();
             Uuid id = byId ? ft.topicId() : topic != null ? topic.id() : Uuid.ZERO_UUID;
             for (FetchRequestData.FetchPartition fp : ft.partitions()) {
-                to.accept(FetchSessions.Key.of(byId, id, name, fp.partition()), new FetchRequestPartition(
-                        new TopicIdPartition(id, fp.partition(), name), fp.fetchOffset(), fp.partitionMaxBytes(),
+                out.add(new FetchRequestPartition(new TopicIdPartition(id, fp.partition(), name), fp.fetchOffset(),
+                        fp.partitionMaxBytes(),
                         fp.currentLeaderEpoch() < 0 ? Optional.empty() : Optional.of(fp.currentLeaderEpoch()),
                         version >= 12 ? fp.lastFetchedEpoch() : -1));
             }
         }
+        return out;
     }
 
     /** The fetch parameters of {@code entries}, in order; a list the read may change. */

@@ -112,6 +112,23 @@ class FetchSessionsTest {
         assertThat(s.answerNews(s.entries(), List.of(empty(0, 3), empty(7, 0), empty(9, 0)))).containsExactly(2);
     }
 
+    @Test
+    void theOpeningRequestsPartitionsKeepTheirOrderAndAPartitionNamedTwiceItsFirstPlaceAndLastParameters() {
+        FetchSessions.Session s = new FetchSessions(10, 1_000, time, new Random(1)).open(false, true);
+        FetchRequestPartition again = new FetchRequestPartition(new TopicIdPartition(TOPIC, 0, "t"), 42, 1 << 20,
+                Optional.empty());
+        s.open(List.of(request(2), request(0), request(1), again), true);
+        assertThat(s.keys()).containsExactly(key(2), key(0), key(1));
+        assertThat(s.get(key(0)).request.fetchOffset()).isEqualTo(42);
+
+        // an incremental request sets what it names and adds what is new at the end
+        FetchRequestPartition moved = new FetchRequestPartition(new TopicIdPartition(TOPIC, 2, "t"), 7, 1 << 20,
+                Optional.empty());
+        s.update(List.of(moved, request(3)), true);
+        assertThat(s.keys()).containsExactly(key(2), key(0), key(1), key(3));
+        assertThat(s.get(key(2)).request.fetchOffset()).isEqualTo(7);
+    }
+
     private static FetchSessions.Key key(int partition) {
         return FetchSessions.Key.of(true, TOPIC, "t", partition);
     }
