@@ -125,8 +125,8 @@ final class FetchSessions {
         /**
          * Takes the partitions of the request that opens this session, in its order; a partition named twice keeps
          * its first place and its last parameters. A loop of its own, not {@link #put}'s: nearly every put in a
-         * session's life finds its partition there, and the JIT compiles the incremental path without the other
-         * branch; the puts of a session being opened find none, and through the same code threw it away.
+         * session's life finds its partition there, so the JIT compiles put without the other branch, and the puts
+         * of a session being opened, which find none, made every broker throw that code away.
          */
         void open(List<FetchRequestPartition> requested, boolean byId) {
             for (FetchRequestPartition r : requested) {
