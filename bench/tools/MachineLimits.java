@@ -1,4 +1,6 @@
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -7,12 +9,15 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 
 /**
  * Measures the machine limits a broker's figures are judged against, in the same run as the
- * benchmark: memory copy, loopback TCP, appends to a new file in the page cache, and fsync rate.
+ * benchmark: memory copy, loopback TCP, appends to a new file in the page cache (their rate, and
+ * the CPU they cost per GB at a broker's write size), and fsync rate.
  * Run with the source launcher: {@code java bench/tools/MachineLimits.java DIR [quick]}; prints
- * one {@code name<TAB>value<TAB>unit} line per limit. Each measurement takes about a second.
+ * one {@code name<TAB>value<TAB>unit} line per limit. Each measurement takes a second or two, the
+ * 6 GiB of 16 KiB appends up to 20 (quick: 1 GiB, no slowest-GiB line).
  */
 public final class MachineLimits {
     private static final int MIB = 1 << 20;
@@ -24,6 +29,13 @@ public final class MachineLimits {
         print("loopback TCP (1 connection)", loopbackGBps(quick ? 2L << 30 : 8L << 30), "GB/s");
         print("append to a new file, page cache (1 MiB writes, no fsync)",
                 pageCacheAppendGBps(dir, quick ? 512L * MIB : 2048L * MIB), "GB/s");
+        double[] perGiB = pageCacheAppendCpuPerGB(dir, quick ? 1 : 6, 16 * 1024);
+        print("append to a new file, page cache (16 KiB writes, a producer batch each), first GiB",
+                perGiB[0], "CPU s/GB");
+        if (perGiB.length > 1) {
+            print("the same, slowest GiB of " + perGiB.length + " (the page cache grown into fresh memory)",
+                    Arrays.stream(perGiB).max().orElseThrow(), "CPU s/GB");
+        }
         print("fsync of 4 KiB appends", fsyncPerSecond(dir, quick ? 200 : 1000), "fsync/s");
     }
 
@@ -84,6 +96,34 @@ public final class MachineLimits {
                 while (buf.hasRemaining()) ch.write(buf);
             }
             return bytes / (double) (System.nanoTime() - t0);
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    /**
+     * Appends {@code gib} GiB to a new file in direct buffers of {@code writeSize} bytes (a broker's
+     * log append writes one producer batch, 16 KiB by default), without forcing it, and returns
+     * this thread's CPU seconds per GB for each GiB: the kernel's cost of filling the page cache.
+     * On a virtual machine that backs guest memory lazily, the first GiBs can land on pages the
+     * guest recycles (cheap), and the rest on fresh memory, each page then faulted in by the host:
+     * a broker that writes GBs pays the latter, so the slowest GiB is the figure to judge it by.
+     */
+    private static double[] pageCacheAppendCpuPerGB(Path dir, int gib, int writeSize) throws IOException {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        Path file = Files.createTempFile(dir, "append", ".bin");
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+            ByteBuffer buf = ByteBuffer.allocateDirect(writeSize);
+            double[] cpuPerGB = new double[gib];
+            for (int g = 0; g < gib; g++) {
+                long cpu0 = threads.getCurrentThreadCpuTime();
+                for (long written = 0; written < 1L << 30; written += writeSize) {
+                    buf.clear();
+                    while (buf.hasRemaining()) ch.write(buf);
+                }
+                cpuPerGB[g] = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9 / ((1L << 30) / 1e9);
+            }
+            return cpuPerGB;
         } finally {
             Files.deleteIfExists(file);
         }
