@@ -93,18 +93,20 @@ class SkeinClusterE2E {
         return status == null ? Map.of() : (Map<String, Object>) status;
     }
 
+    /** The status conditions of cluster {@code name}, none until the operator has written any. */
     @SuppressWarnings("unchecked")
-    private static Map<String, Object> ready(KubernetesClient client, String name) {
+    private static List<Map<String, Object>> conditions(KubernetesClient client, String name) {
         Object conditions = status(client, name).get("conditions");
-        return conditions == null ? Map.of() : ((List<Map<String, Object>>) conditions).stream()
-                .filter(c -> "Ready".equals(c.get("type"))).findFirst().orElse(Map.of());
+        return conditions == null ? List.of() : (List<Map<String, Object>>) conditions;
     }
 
-    @SuppressWarnings("unchecked")
+    private static Map<String, Object> ready(KubernetesClient client, String name) {
+        return conditions(client, name).stream().filter(c -> "Ready".equals(c.get("type")))
+                .findFirst().orElse(Map.of());
+    }
+
     private static List<Object> conditionTypes(KubernetesClient client, String name) {
-        Object conditions = status(client, name).get("conditions");
-        return conditions == null ? List.of()
-                : ((List<Map<String, Object>>) conditions).stream().map(c -> c.get("type")).toList();
+        return conditions(client, name).stream().map(c -> c.get("type")).toList();
     }
 
     private static Properties brokerConfig(ConfigMap cm, int node) throws IOException {
