@@ -80,6 +80,8 @@ public final class BrokerConfig {
     public static final String LOG_SEGMENT_DELETE_DELAY_MS = "log.segment.delete.delay.ms";
     public static final String MESSAGE_MAX_BYTES = "message.max.bytes";
     public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+    public static final String SOCKET_SEND_BUFFER_BYTES = "socket.send.buffer.bytes";
+    public static final String SOCKET_RECEIVE_BUFFER_BYTES = "socket.receive.buffer.bytes";
     public static final String NUM_NETWORK_THREADS = "num.network.threads";
     public static final String NUM_IO_THREADS = "num.io.threads";
     public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
@@ -106,11 +108,31 @@ public final class BrokerConfig {
     public static final String REPLICA_FETCH_BACKOFF_MS = "replica.fetch.backoff.ms";
     public static final String NUM_REPLICA_FETCHERS = "num.replica.fetchers";
     public static final String REPLICA_SOCKET_TIMEOUT_MS = "replica.socket.timeout.ms";
+    public static final String REPLICA_SOCKET_RECEIVE_BUFFER_BYTES = "replica.socket.receive.buffer.bytes";
     public static final String LEADER_REPLICATION_THROTTLED_RATE = "leader.replication.throttled.rate";
     public static final String FOLLOWER_REPLICATION_THROTTLED_RATE = "follower.replication.throttled.rate";
     public static final String HTTP_PORT = "skein.http.port";
     public static final String INLINE_REQUESTS = "skein.network.inline.requests";
     public static final String CLUSTER_ID = "skein.cluster.id";
+
+    /**
+     * A socket buffer size as Kafka takes it: -1 for the operating system's default, else bytes.
+     * Kafka accepts any number and fails on the first connection for 0 or less than -1; Skein
+     * refuses such a value at start.
+     */
+    private static final ConfigDef.Validator BUFFER_BYTES = new ConfigDef.Validator() {
+        @Override
+        public void ensureValid(String name, Object value) {
+            if (value != null && (Integer) value != -1 && (Integer) value < 1) {
+                throw new ConfigException(name, value, "must be -1 (the operating system's default) or a size in bytes of at least 1");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "-1 or [1,...]";
+        }
+    };
 
     public static final ConfigDef DEF = new ConfigDef()
             .define(NODE_ID, INT, -1, HIGH, "The node id of this server (the StatefulSet ordinal on Kubernetes).")
@@ -158,6 +180,12 @@ public final class BrokerConfig {
             .define(LOG_SEGMENT_DELETE_DELAY_MS, LONG, 60_000L, atLeast(0), LOW, "Delay before deleting a file.")
             .define(MESSAGE_MAX_BYTES, INT, 1024 * 1024 + 12, atLeast(0), HIGH, "Largest record batch.")
             .define(SOCKET_REQUEST_MAX_BYTES, INT, 100 * 1024 * 1024, atLeast(1), HIGH, "Largest request frame.")
+            .define(SOCKET_SEND_BUFFER_BYTES, INT, 100 * 1024, BUFFER_BYTES, HIGH,
+                    "SO_SNDBUF of the Kafka listener's connections; -1 leaves it to the operating system, which"
+                    + " grows it with the connection (Linux's autotuning).")
+            .define(SOCKET_RECEIVE_BUFFER_BYTES, INT, 100 * 1024, BUFFER_BYTES, HIGH,
+                    "SO_RCVBUF of the Kafka listener's connections, set on the listening socket so that the TCP"
+                    + " handshake already offers it; -1 leaves it to the operating system.")
             .define(NUM_NETWORK_THREADS, INT, 3, atLeast(1), HIGH, "Network (event loop) threads.")
             .define(NUM_IO_THREADS, INT, 8, atLeast(1), HIGH, "Request handler threads.")
             .define(INLINE_REQUESTS, BOOLEAN, true, MEDIUM, "Produce and Fetch are handled on the network thread"
@@ -190,6 +218,8 @@ public final class BrokerConfig {
             .define(REPLICA_FETCH_BACKOFF_MS, INT, 1000, atLeast(0), MEDIUM, "Back-off after a failed follower fetch.")
             .define(NUM_REPLICA_FETCHERS, INT, 1, atLeast(1), HIGH, "Fetcher threads per source broker.")
             .define(REPLICA_SOCKET_TIMEOUT_MS, INT, 30_000, atLeast(1), HIGH, "Follower fetch request timeout.")
+            .define(REPLICA_SOCKET_RECEIVE_BUFFER_BYTES, INT, 64 * 1024, BUFFER_BYTES, HIGH,
+                    "SO_RCVBUF of a follower's connection to its leader; -1 leaves it to the operating system.")
             .define(LEADER_REPLICATION_THROTTLED_RATE, LONG, Long.MAX_VALUE, atLeast(1), MEDIUM, "Leader-side re-replication throttle, bytes/s.")
             .define(FOLLOWER_REPLICATION_THROTTLED_RATE, LONG, Long.MAX_VALUE, atLeast(1), MEDIUM, "Follower-side re-replication throttle, bytes/s.")
             .define(HTTP_PORT, INT, 9644, between(-1, 65535), MEDIUM,
@@ -363,6 +393,16 @@ public final class BrokerConfig {
 
     public int socketRequestMaxBytes() {
         return (Integer) get(SOCKET_REQUEST_MAX_BYTES);
+    }
+
+    /** SO_SNDBUF of the listener's connections, or -1 for the operating system's. */
+    public int socketSendBufferBytes() {
+        return (Integer) get(SOCKET_SEND_BUFFER_BYTES);
+    }
+
+    /** SO_RCVBUF of the listener's connections, or -1 for the operating system's. */
+    public int socketReceiveBufferBytes() {
+        return (Integer) get(SOCKET_RECEIVE_BUFFER_BYTES);
     }
 
     public int numNetworkThreads() {

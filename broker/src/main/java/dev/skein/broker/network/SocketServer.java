@@ -65,6 +65,8 @@ public final class SocketServer implements AutoCloseable {
     private final BadClientLog badClients = new BadClientLog();
     private final Transport transport;
     private boolean inlineRequests;
+    private int sendBufferBytes = -1;
+    private int receiveBufferBytes = -1;
     private EventLoopGroup bossGroup;
     private EventLoopGroup workerGroup;
     private Channel serverChannel;
@@ -97,6 +99,17 @@ public final class SocketServer implements AutoCloseable {
         this.metrics = metrics;
     }
 
+    /**
+     * SO_SNDBUF and SO_RCVBUF of the connections accepted from {@link #start()} on; -1 (the default)
+     * leaves either to the operating system. The receive buffer is set on the listening socket, which
+     * its connections inherit: the window it allows is offered in the TCP handshake already.
+     */
+    public SocketServer socketBuffers(int sendBytes, int receiveBytes) {
+        this.sendBufferBytes = sendBytes;
+        this.receiveBufferBytes = receiveBytes;
+        return this;
+    }
+
     /** Binds the listener; returns the bound port (useful with port 0). */
     public int start() throws InterruptedException {
         if (transport == Transport.NIO) {
@@ -122,6 +135,12 @@ public final class SocketServer implements AutoCloseable {
                                         badClients, metrics, inlineRequests));
                     }
                 });
+        if (sendBufferBytes > 0) {
+            b.childOption(ChannelOption.SO_SNDBUF, sendBufferBytes);
+        }
+        if (receiveBufferBytes > 0) {
+            b.option(ChannelOption.SO_RCVBUF, receiveBufferBytes);
+        }
         InetSocketAddress address = host == null || host.isEmpty()
                 ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
         serverChannel = b.bind(address).sync().channel();

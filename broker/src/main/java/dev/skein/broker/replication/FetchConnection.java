@@ -53,13 +53,17 @@ final class FetchConnection implements Closeable {
 
     /**
      * Connects within {@code timeoutMs}; Nagle off (a fetch is one small write awaiting its answer).
-     * A round's deadline is kept by {@code time}.
+     * {@code receiveBufferBytes} is the socket's SO_RCVBUF, set before the connect so that the
+     * handshake offers its window (-1: the operating system's). A round's deadline is kept by {@code time}.
      */
-    static FetchConnection open(String host, int port, int timeoutMs, Time time) throws IOException {
+    static FetchConnection open(String host, int port, int timeoutMs, int receiveBufferBytes, Time time) throws IOException {
         SocketChannel channel = SocketChannel.open();
         Selector selector = null;
         try {
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            if (receiveBufferBytes > 0) {
+                channel.setOption(StandardSocketOptions.SO_RCVBUF, receiveBufferBytes);
+            }
             channel.socket().connect(new InetSocketAddress(host, port), timeoutMs);
             channel.configureBlocking(false);
             selector = Selector.open();

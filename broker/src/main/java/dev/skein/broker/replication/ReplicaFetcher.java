@@ -376,7 +376,7 @@ public final class ReplicaFetcher implements Runnable {
     private FetchResponseData send(FetchRequestData body) throws IOException {
         FetchConnection c = connection;
         if (c == null || !c.isOpen()) {
-            c = FetchConnection.open(host, port, config.socketTimeoutMs(), time);
+            c = FetchConnection.open(host, port, config.socketTimeoutMs(), config.socketReceiveBufferBytes(), time);
             connection = c;
             if (!running) {
                 // shut down while connecting: closeConnection may have run before the field was set

@@ -15,9 +15,11 @@ import java.util.Map;
  * @param fetchResponseMaxBytes   bytes per follower fetch response
  * @param fetchBackoffMs          pause after a failed follower fetch
  * @param socketTimeoutMs         a follower fetch that takes longer than its wait plus this is abandoned
+ * @param socketReceiveBufferBytes SO_RCVBUF of a follower's connection to its leader, -1 for the operating system's
  */
 public record ReplicationConfig(long replicaLagTimeMaxMs, int fetchWaitMaxMs, int fetchMinBytes, int fetchMaxBytes,
-                                int fetchResponseMaxBytes, int fetchBackoffMs, int socketTimeoutMs) {
+                                int fetchResponseMaxBytes, int fetchBackoffMs, int socketTimeoutMs,
+                                int socketReceiveBufferBytes) {
 
     public static ReplicationConfig defaults() {
         return from(Map.of());
@@ -36,6 +38,7 @@ public record ReplicationConfig(long replicaLagTimeMaxMs, int fetchWaitMaxMs, in
                 (Integer) v.get(BrokerConfig.REPLICA_FETCH_MAX_BYTES),
                 (Integer) v.get(BrokerConfig.REPLICA_FETCH_RESPONSE_MAX_BYTES),
                 (Integer) v.get(BrokerConfig.REPLICA_FETCH_BACKOFF_MS),
-                (Integer) v.get(BrokerConfig.REPLICA_SOCKET_TIMEOUT_MS));
+                (Integer) v.get(BrokerConfig.REPLICA_SOCKET_TIMEOUT_MS),
+                (Integer) v.get(BrokerConfig.REPLICA_SOCKET_RECEIVE_BUFFER_BYTES));
     }
 }

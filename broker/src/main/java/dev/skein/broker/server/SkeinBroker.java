@@ -136,7 +136,8 @@ public final class SkeinBroker implements AutoCloseable {
         SocketServer socketServer = new SocketServer(listener.host(), listener.port(), config.socketRequestMaxBytes(),
                 config.numNetworkThreads(), (ctx, request) -> handler.thenCompose(h -> h.handle(ctx, request)),
                 requestPool, SupportedApis.response(), new RequestMetrics(registry, time, SupportedApis.apis()),
-                config.inlineRequests());
+                config.inlineRequests())
+                .socketBuffers(config.socketSendBufferBytes(), config.socketReceiveBufferBytes());
         resources.add(socketServer);
         port = socketServer.start();
         BrokerConfig.Listener advertised = config.advertisedListener(port);

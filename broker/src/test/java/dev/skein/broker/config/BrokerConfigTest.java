@@ -1,5 +1,6 @@
 package dev.skein.broker.config;
 
+import dev.skein.broker.replication.ReplicationConfig;
 import dev.skein.broker.storage.LogConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
@@ -35,10 +36,13 @@ class BrokerConfigTest {
         assertThat(c.advertisedListener(9092)).isEqualTo(new BrokerConfig.Listener("PLAINTEXT", "localhost", 9092));
         assertThat(c.logDirs()).containsExactly(Path.of("/tmp/kraft-combined-logs"));
         assertThat(c.socketRequestMaxBytes()).isEqualTo(104857600);
+        assertThat(c.socketSendBufferBytes()).isEqualTo(102400);
+        assertThat(c.socketReceiveBufferBytes()).isEqualTo(102400);
         // keys Kafka has and Skein does not use are reported, not fatal
-        assertThat(c.ignoredKeys()).contains("num.recovery.threads.per.data.dir", "socket.send.buffer.bytes",
+        assertThat(c.ignoredKeys()).contains("num.recovery.threads.per.data.dir",
                 "transaction.state.log.min.isr", "share.coordinator.state.topic.replication.factor");
-        assertThat(c.ignoredKeys()).doesNotContain("node.id", "listeners", "log.dirs", "log.retention.hours");
+        assertThat(c.ignoredKeys()).doesNotContain("node.id", "listeners", "log.dirs", "log.retention.hours",
+                "socket.send.buffer.bytes", "socket.receive.buffer.bytes");
     }
 
     @Test
@@ -50,6 +54,26 @@ class BrokerConfigTest {
         p.put("num.partitions", "0");
         assertThatThrownBy(() -> new BrokerConfig(p))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("num.partitions");
+    }
+
+    @Test
+    void socketBuffersTakeKafkasDefaultsMinusOneOrASize() {
+        Map<String, String> p = new HashMap<>(Map.of("node.id", "1", "log.dirs", "/tmp/x"));
+        BrokerConfig defaults = new BrokerConfig(p);
+        assertThat(defaults.socketSendBufferBytes()).isEqualTo(100 * 1024);
+        assertThat(defaults.socketReceiveBufferBytes()).isEqualTo(100 * 1024);
+        assertThat(ReplicationConfig.from(defaults).socketReceiveBufferBytes()).isEqualTo(64 * 1024);
+        p.put("socket.send.buffer.bytes", "-1");
+        p.put("replica.socket.receive.buffer.bytes", "1048576");
+        assertThat(new BrokerConfig(p).socketSendBufferBytes()).isEqualTo(-1);
+        assertThat(ReplicationConfig.from(new BrokerConfig(p)).socketReceiveBufferBytes()).isEqualTo(1 << 20);
+        for (String bad : new String[] {"0", "-2"}) {
+            p.put("socket.receive.buffer.bytes", bad);
+            assertThatThrownBy(() -> new BrokerConfig(p))
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("socket.receive.buffer.bytes").hasMessageContaining(bad)
+                    .hasMessageContaining("-1 (the operating system's default)");
+        }
     }
 
     @Test

@@ -136,9 +136,36 @@ class SocketServerIT {
         }
     }
 
+    /**
+     * socket.send.buffer.bytes and socket.receive.buffer.bytes reach the accepted connection, on either
+     * transport: the kernel's own accounts of that socket (Linux doubles what it is asked for) show them.
+     */
+    @ParameterizedTest
+    @EnumSource(SocketServer.Transport.class)
+    void acceptedConnectionsHaveTheConfiguredSocketBuffers(SocketServer.Transport transport) throws Exception {
+        assumeTrue(transport != SocketServer.Transport.EPOLL || Epoll.isAvailable(), "epoll unavailable here");
+        assumeTrue(System.getProperty("os.name").startsWith("Linux"), "reads the socket's buffers with ss(8)");
+        start(transport, (context, request) -> CompletableFuture.completedFuture(Response.reply(SupportedApis.response())),
+                50_000, 60_000);
+
+        try (Socket socket = connect()) {
+            roundTrip(socket, RawFrames.frame(new ApiVersionsRequest.Builder().build((short) 3),
+                    RawFrames.header(ApiKeys.API_VERSIONS, (short) 3, 1)));
+            Map<String, Long> buffers = KernelSockets.memory(port, socket.getLocalPort());
+            assertThat(buffers).as("the listener's end of the connection").containsEntry("tb", 100_000L)
+                    .containsEntry("rb", 120_000L);
+        }
+    }
+
     private void start(SocketServer.Transport transport, RequestHandler handler) throws InterruptedException {
+        start(transport, handler, -1, -1);
+    }
+
+    private void start(SocketServer.Transport transport, RequestHandler handler, int sendBuffer, int receiveBuffer)
+            throws InterruptedException {
         server = new SocketServer("127.0.0.1", 0, 1 << 20, 1, handler, pool, SupportedApis.response(),
-                new RequestMetrics(new SimpleMeterRegistry(), Time.SYSTEM, SupportedApis.apis()), transport);
+                new RequestMetrics(new SimpleMeterRegistry(), Time.SYSTEM, SupportedApis.apis()), transport)
+                .socketBuffers(sendBuffer, receiveBuffer);
         port = server.start();
     }
 

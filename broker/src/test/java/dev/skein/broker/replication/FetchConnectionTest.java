@@ -1,5 +1,6 @@
 package dev.skein.broker.replication;
 
+import dev.skein.broker.network.KernelSockets;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
@@ -26,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The follower's connection against a plain socket on loopback playing the leader: frames both ways,
@@ -91,7 +93,12 @@ class FetchConnectionTest {
     }
 
     private FetchConnection connect() throws IOException {
-        connection = FetchConnection.open(server.getInetAddress().getHostAddress(), server.getLocalPort(), 5_000, Time.SYSTEM);
+        return connect(-1);
+    }
+
+    private FetchConnection connect(int receiveBufferBytes) throws IOException {
+        connection = FetchConnection.open(server.getInetAddress().getHostAddress(), server.getLocalPort(), 5_000,
+                receiveBufferBytes, Time.SYSTEM);
         return connection;
     }
 
@@ -218,5 +225,17 @@ class FetchConnectionTest {
         assertThat(round.get(10, TimeUnit.SECONDS)).isInstanceOf(IOException.class);
         assertThat(c.isOpen()).isFalse();
         leaderSide.close();
+    }
+
+    /** replica.socket.receive.buffer.bytes is the follower socket's SO_RCVBUF (Linux doubles what it is asked for). */
+    @Test
+    void theFollowersSocketHasTheConfiguredReceiveBuffer() throws Exception {
+        assumeTrue(System.getProperty("os.name").startsWith("Linux"), "reads the socket's buffers with ss(8)");
+        CompletableFuture<Socket> accepted = acceptOne();
+        connect(40_000);
+        try (Socket leaderSide = accepted.get(10, TimeUnit.SECONDS)) {
+            assertThat(KernelSockets.memory(leaderSide.getPort(), server.getLocalPort()))
+                    .as("the follower's end of the connection").containsEntry("rb", 80_000L);
+        }
     }
 }

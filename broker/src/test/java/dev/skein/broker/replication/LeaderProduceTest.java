@@ -75,7 +75,7 @@ class LeaderProduceTest {
         registry = new SimpleMeterRegistry();
         rm = new ReplicaManager(0, logManager, Map.of(), time, scheduler, purgatory, registry);
         controller = new FakeController(new PartitionRegistration(List.of(0, 1, 2), List.of(0, 1, 2), 0, 0, 0, List.of(), List.of()));
-        ReplicationConfig config = new ReplicationConfig(LAG_MS, 100, 1, 1 << 20, 1 << 20, 50, 1_000);
+        ReplicationConfig config = new ReplicationConfig(LAG_MS, 100, 1, 1 << 20, 1 << 20, 50, 1_000, -1);
         fetchers = new ReplicaFetcherManager(0, rm, config, time);
         rm.enableReplication(controller, fetchers, config);
         rm.applyImage(controller.image());
