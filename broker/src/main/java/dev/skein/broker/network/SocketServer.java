@@ -77,15 +77,6 @@ public final class SocketServer implements AutoCloseable {
                 Transport.available());
     }
 
-    /** @param inlineRequests Produce and Fetch are handled on the network threads (see {@link ConnectionHandler}) */
-    public SocketServer(String host, int port, int maxRequestBytes, int networkThreads, RequestHandler handler,
-                        Executor requestPool, ApiVersionsResponseData supportedApis, RequestMetrics metrics,
-                        boolean inlineRequests) {
-        this(host, port, maxRequestBytes, networkThreads, handler, requestPool, supportedApis, metrics,
-                Transport.available());
-        this.inlineRequests = inlineRequests;
-    }
-
     SocketServer(String host, int port, int maxRequestBytes, int networkThreads, RequestHandler handler,
                  Executor requestPool, ApiVersionsResponseData supportedApis, RequestMetrics metrics, Transport transport) {
         this.transport = transport;
@@ -97,6 +88,15 @@ public final class SocketServer implements AutoCloseable {
         this.requestPool = requestPool;
         this.supportedApis = supportedApis;
         this.metrics = metrics;
+    }
+
+    /**
+     * Produce and Fetch are handled on the network threads (see {@link ConnectionHandler}) for the
+     * connections accepted from {@link #start()} on; off by default.
+     */
+    public SocketServer inlineRequests(boolean inline) {
+        this.inlineRequests = inline;
+        return this;
     }
 
     /**

@@ -135,8 +135,8 @@ public final class SkeinBroker implements AutoCloseable {
         BrokerConfig.Listener listener = config.brokerListener();
         SocketServer socketServer = new SocketServer(listener.host(), listener.port(), config.socketRequestMaxBytes(),
                 config.numNetworkThreads(), (ctx, request) -> handler.thenCompose(h -> h.handle(ctx, request)),
-                requestPool, SupportedApis.response(), new RequestMetrics(registry, time, SupportedApis.apis()),
-                config.inlineRequests())
+                requestPool, SupportedApis.response(), new RequestMetrics(registry, time, SupportedApis.apis()))
+                .inlineRequests(config.inlineRequests())
                 .socketBuffers(config.socketSendBufferBytes(), config.socketReceiveBufferBytes());
         resources.add(socketServer);
         port = socketServer.start();
