@@ -1,5 +1,6 @@
 package dev.skein.broker.it;
 
+import dev.skein.broker.testing.Command;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -34,14 +35,14 @@ class FullDiskIT {
     void produceToAFullDiskFailsWithStorageErrorAndEveryAcknowledgedRecordStaysReadable() throws Exception {
         Path mount = Files.createTempDirectory("skein-tmpfs-");
         try {
-            boolean mounted = run("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mount.toString());
+            boolean mounted = Command.of("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mount.toString()).run().ok();
             assumeTrue(mounted, "cannot mount a 4 MiB tmpfs at " + mount + " (needs root / CAP_SYS_ADMIN); skipping the full-disk test");
             try {
                 fillDiskAndCheck(mount);
             } finally {
-                boolean unmounted = run("umount", mount.toString());
+                boolean unmounted = Command.of("umount", mount.toString()).run().ok();
                 if (!unmounted) {
-                    run("umount", "-l", mount.toString());
+                    Command.of("umount", "-l", mount.toString()).run().ok();
                 }
                 assertThat(unmounted).as("umount %s (the broker must release every file it had open there)", mount).isTrue();
             }
@@ -83,16 +84,6 @@ class FullDiskIT {
             assertThat(failure).isInstanceOf(KafkaStorageException.class);
             assertThat(acked).isNotEmpty();
             assertThat(broker.readValues(new TopicPartition(TOPIC, 0))).containsExactlyElementsOf(acked);
-        }
-    }
-
-
-    private static boolean run(String... command) throws Exception {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        try {
-            return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
-        } finally {
-            p.destroyForcibly();
         }
     }
 }

@@ -1,15 +1,16 @@
 package dev.skein.broker.it;
 
+import dev.skein.broker.testing.Command;
+import dev.skein.broker.testing.Command.Result;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,9 +31,7 @@ class KafkaCliToolsIT {
         broker.close();
     }
 
-    private record Result(int exit, String out) {
-    }
-
+    /** Runs {@code mainClass} in its own JVM on the test class path; its stdout and stderr are one output. */
     private static Result run(String stdin, String mainClass, String... args) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
@@ -41,18 +40,9 @@ class KafkaCliToolsIT {
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(mainClass);
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        try {
-            if (stdin != null) {
-                p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
-            }
-            p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(p.waitFor(90, TimeUnit.SECONDS)).as("%s finished", mainClass).isTrue();
-            return new Result(p.exitValue(), out);
-        } finally {
-            p.destroyForcibly();
-        }
+        Result r = Command.of(cmd).mergeStderr().stdin(stdin).timeout(Duration.ofSeconds(90)).run();
+        assertThat(r.timedOut()).as("%s finished", mainClass).isFalse();
+        return r;
     }
 
     private static Result topics(String... args) throws Exception {
@@ -65,26 +55,26 @@ class KafkaCliToolsIT {
     void kafkaTopicsCreatesDescribesAltersListsAndDeletes() throws Exception {
         Result create = topics("--create", "--topic", "cli-topic", "--partitions", "3", "--replication-factor", "1",
                 "--config", "retention.ms=3600000");
-        assertThat(create.exit()).as(create.out()).isZero();
-        assertThat(create.out()).contains("Created topic cli-topic.");
+        assertThat(create.exit()).as(create.output()).isZero();
+        assertThat(create.output()).contains("Created topic cli-topic.");
 
         Result describe = topics("--describe", "--topic", "cli-topic");
-        assertThat(describe.exit()).as(describe.out()).isZero();
-        assertThat(describe.out()).contains("PartitionCount: 3", "ReplicationFactor: 1", "retention.ms=3600000",
+        assertThat(describe.exit()).as(describe.output()).isZero();
+        assertThat(describe.output()).contains("PartitionCount: 3", "ReplicationFactor: 1", "retention.ms=3600000",
                 "Partition: 2\tLeader: 1\tReplicas: 1\tIsr: 1");
 
         Result alter = topics("--alter", "--topic", "cli-topic", "--partitions", "5");
-        assertThat(alter.exit()).as(alter.out()).isZero();
-        assertThat(topics("--describe", "--topic", "cli-topic").out()).contains("PartitionCount: 5");
+        assertThat(alter.exit()).as(alter.output()).isZero();
+        assertThat(topics("--describe", "--topic", "cli-topic").output()).contains("PartitionCount: 5");
 
         Result duplicate = topics("--create", "--topic", "cli-topic", "--partitions", "1");
         assertThat(duplicate.exit()).isNotZero();
-        assertThat(duplicate.out()).contains("already exists");
+        assertThat(duplicate.output()).contains("already exists");
 
-        assertThat(topics("--list").out()).contains("cli-topic");
+        assertThat(topics("--list").output()).contains("cli-topic");
         Result delete = topics("--delete", "--topic", "cli-topic");
-        assertThat(delete.exit()).as(delete.out()).isZero();
-        assertThat(topics("--list").out()).doesNotContain("cli-topic");
+        assertThat(delete.exit()).as(delete.output()).isZero();
+        assertThat(topics("--list").output()).doesNotContain("cli-topic");
     }
 
     @Test
@@ -93,29 +83,29 @@ class KafkaCliToolsIT {
         Result produce = run("k1:one\nk2:two\nk3:three\n", "org.apache.kafka.tools.ConsoleProducer",
                 "--bootstrap-server", broker.bootstrap(), "--topic", "cli-console",
                 "--property", "parse.key=true", "--property", "key.separator=:");
-        assertThat(produce.exit()).as(produce.out()).isZero();
+        assertThat(produce.exit()).as(produce.output()).isZero();
 
         Result consume = run(null, "org.apache.kafka.tools.consumer.ConsoleConsumer",
                 "--bootstrap-server", broker.bootstrap(), "--topic", "cli-console", "--from-beginning",
                 "--group", "cli-group", "--max-messages", "3", "--timeout-ms", "30000",
                 "--property", "print.key=true", "--property", "key.separator=:");
-        assertThat(consume.exit()).as(consume.out()).isZero();
-        assertThat(consume.out()).contains("k1:one", "k2:two", "k3:three");
+        assertThat(consume.exit()).as(consume.output()).isZero();
+        assertThat(consume.output()).contains("k1:one", "k2:two", "k3:three");
 
         Result groups = run(null, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
                 "--bootstrap-server", broker.bootstrap(), "--describe", "--group", "cli-group");
-        assertThat(groups.exit()).as(groups.out()).isZero();
-        assertThat(groups.out()).containsPattern("cli-group\\s+cli-console\\s+0\\s+3\\s+3\\s+0");
+        assertThat(groups.exit()).as(groups.output()).isZero();
+        assertThat(groups.output()).containsPattern("cli-group\\s+cli-console\\s+0\\s+3\\s+3\\s+0");
 
         Result reset = run(null, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
                 "--bootstrap-server", broker.bootstrap(), "--reset-offsets", "--group", "cli-group",
                 "--topic", "cli-console", "--to-earliest", "--execute");
-        assertThat(reset.exit()).as(reset.out()).isZero();
-        assertThat(reset.out()).containsPattern("cli-group\\s+cli-console\\s+0\\s+0");
+        assertThat(reset.exit()).as(reset.output()).isZero();
+        assertThat(reset.output()).containsPattern("cli-group\\s+cli-console\\s+0\\s+0");
 
         Result offsets = run(null, "org.apache.kafka.tools.GetOffsetShell",
                 "--bootstrap-server", broker.bootstrap(), "--topic", "cli-console");
-        assertThat(offsets.out()).contains("cli-console:0:3");
+        assertThat(offsets.output()).contains("cli-console:0:3");
     }
 
     @Test
@@ -128,10 +118,10 @@ class KafkaCliToolsIT {
             Files.writeString(json, "{\"partitions\":[{\"topic\":\"cli-trim\",\"partition\":0,\"offset\":2}],\"version\":1}");
             Result del = run(null, "org.apache.kafka.tools.DeleteRecordsCommand",
                     "--bootstrap-server", broker.bootstrap(), "--offset-json-file", json.toString());
-            assertThat(del.exit()).as(del.out()).isZero();
-            assertThat(del.out()).contains("low_watermark: 2");
+            assertThat(del.exit()).as(del.output()).isZero();
+            assertThat(del.output()).contains("low_watermark: 2");
             assertThat(run(null, "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", broker.bootstrap(),
-                    "--topic", "cli-trim", "--time", "-2").out()).contains("cli-trim:0:2");
+                    "--topic", "cli-trim", "--time", "-2").output()).contains("cli-trim:0:2");
         } finally {
             Files.deleteIfExists(json);
         }

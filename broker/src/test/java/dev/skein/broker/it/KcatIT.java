@@ -1,5 +1,7 @@
 package dev.skein.broker.it;
 
+import dev.skein.broker.testing.Command;
+import dev.skein.broker.testing.Command.Result;
 import dev.skein.broker.testing.Kcat;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -13,16 +15,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -31,22 +29,17 @@ import static org.awaitility.Awaitility.await;
 class KcatIT {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static TestBroker broker;
-    private static Path scratch;
 
     @BeforeAll
     static void start() throws Exception {
         Kcat.assumeInstalled();
         broker = TestBroker.start();
-        scratch = Files.createTempDirectory("skein-kcat-");
     }
 
     @AfterAll
     static void stop() throws Exception {
         if (broker != null) {
             broker.close();
-        }
-        if (scratch != null) {
-            TestBroker.deleteRecursively(scratch);
         }
     }
 
@@ -55,11 +48,11 @@ class KcatIT {
         createTopic("kcat-roundtrip", 1);
         Result produced = kcat("k1:v1\nk2:v2\nk3:hello world\n",
                 "-P", "-b", broker.bootstrap(), "-t", "kcat-roundtrip", "-K:", "-H", "h=v");
-        assertThat(produced.exitCode()).as(produced.stderr()).isZero();
+        assertThat(produced.exit()).as(produced.stderr()).isZero();
 
         Result consumed = kcat(null, "-C", "-b", broker.bootstrap(), "-t", "kcat-roundtrip",
                 "-o", "beginning", "-e", "-f", "%k|%s|%h\\n");
-        assertThat(consumed.exitCode()).as(consumed.stderr()).isZero();
+        assertThat(consumed.exit()).as(consumed.stderr()).isZero();
         assertThat(consumed.stdout()).isEqualTo("k1|v1|h=v\nk2|v2|h=v\nk3|hello world|h=v\n");
     }
 
@@ -67,7 +60,7 @@ class KcatIT {
     void metadataListsTheBrokerAndEveryPartitionOfTheTopic() throws Exception {
         createTopic("kcat-meta", 3);
         Result json = kcat(null, "-L", "-J", "-b", broker.bootstrap(), "-t", "kcat-meta");
-        assertThat(json.exitCode()).as(json.stderr()).isZero();
+        assertThat(json.exit()).as(json.stderr()).isZero();
         String out = json.stdout().replace(" ", "");
         assertThat(out).contains("\"brokers\":[{\"id\":1,\"name\":\"127.0.0.1:" + broker.port() + "\"}]");
         assertThat(out).contains("\"topic\":\"kcat-meta\"");
@@ -77,7 +70,7 @@ class KcatIT {
         assertThat(out).doesNotContain("\"partition\":3,");
 
         Result plain = kcat(null, "-L", "-b", broker.bootstrap(), "-t", "kcat-meta");
-        assertThat(plain.exitCode()).as(plain.stderr()).isZero();
+        assertThat(plain.exit()).as(plain.stderr()).isZero();
         assertThat(plain.stdout())
                 .contains("1 brokers:", "broker 1 at 127.0.0.1:" + broker.port(),
                         "topic \"kcat-meta\" with 3 partitions:",
@@ -95,7 +88,7 @@ class KcatIT {
         }
         Result consumed = kcat(null, "-C", "-b", broker.bootstrap(), "-t", "java-to-kcat",
                 "-o", "beginning", "-e", "-f", "%k|%s|%h|%o\\n");
-        assertThat(consumed.exitCode()).as(consumed.stderr()).isZero();
+        assertThat(consumed.exit()).as(consumed.stderr()).isZero();
         assertThat(consumed.stdout()).isEqualTo("jk|java value|origin=java|0\n");
     }
 
@@ -104,7 +97,7 @@ class KcatIT {
         createTopic("kcat-to-java", 1);
         Result produced = kcat("kk:kcat value\n", "-P", "-b", broker.bootstrap(), "-t", "kcat-to-java",
                 "-K:", "-H", "origin=kcat", "-z", "lz4");
-        assertThat(produced.exitCode()).as(produced.stderr()).isZero();
+        assertThat(produced.exit()).as(produced.stderr()).isZero();
 
         TopicPartition tp = new TopicPartition("kcat-to-java", 0);
         List<ConsumerRecord<String, String>> got = new ArrayList<>();
@@ -130,32 +123,13 @@ class KcatIT {
         }
     }
 
-    record Result(int exitCode, String stdout, String stderr) {
-    }
-
     /** Runs kcat with {@code stdin} (or none), waits at most {@link #TIMEOUT}, and always kills it afterwards. */
     private static Result kcat(String stdin, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add("kcat");
         command.addAll(List.of(args));
-        Path out = Files.createTempFile(scratch, "out", ".txt");
-        Path err = Files.createTempFile(scratch, "err", ".txt");
-        Process process = new ProcessBuilder(command)
-                .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .redirectInput(stdin == null ? ProcessBuilder.Redirect.from(new File("/dev/null")) : ProcessBuilder.Redirect.PIPE)
-                .start();
-        try {
-            if (stdin != null) {
-                try (var in = process.getOutputStream()) {
-                    in.write(stdin.getBytes(StandardCharsets.UTF_8));
-                }
-            }
-            boolean exited = process.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(exited).as("kcat %s exited within %s; stderr: %s", command, TIMEOUT, Files.readString(err)).isTrue();
-            return new Result(process.exitValue(), Files.readString(out), Files.readString(err));
-        } finally {
-            process.destroyForcibly();
-        }
+        Result r = Command.of(command).stdin(stdin).timeout(TIMEOUT).run();
+        assertThat(r.timedOut()).as("kcat %s exited within %s; stderr: %s", command, TIMEOUT, r.stderr()).isFalse();
+        return r;
     }
 }

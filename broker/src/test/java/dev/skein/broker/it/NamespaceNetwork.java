@@ -1,14 +1,16 @@
 package dev.skein.broker.it;
 
+import dev.skein.broker.testing.Command;
+import dev.skein.broker.testing.Command.Result;
+
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -45,18 +47,18 @@ final class NamespaceNetwork implements AutoCloseable {
     /** Why namespaces cannot be made here, or empty if they can (tries one and removes it). */
     static Optional<String> unavailableReason() {
         Result nsenter = run("nsenter", "--version");
-        if (nsenter.exit != 0) {
-            return Optional.of("`nsenter` (util-linux) is not available: " + nsenter.output.strip());
+        if (!nsenter.ok()) {
+            return Optional.of("`nsenter` (util-linux) is not available: " + nsenter.output().strip());
         }
         String probe = "np-" + ProcessHandle.current().pid() + "-probe";
         Result add = run("ip", "netns", "add", probe);
-        if (add.exit != 0) {
-            return Optional.of("`ip netns add` failed (needs root / CAP_NET_ADMIN and iproute2): " + add.output.strip());
+        if (!add.ok()) {
+            return Optional.of("`ip netns add` failed (needs root / CAP_NET_ADMIN and iproute2): " + add.output().strip());
         }
         Result veth = run("ip", "-n", probe, "link", "add", "a0", "type", "veth", "peer", "name", "b0");
         run("ip", "netns", "delete", probe);
-        if (veth.exit != 0) {
-            return Optional.of("cannot create a veth pair in a network namespace: " + veth.output.strip());
+        if (!veth.ok()) {
+            return Optional.of("cannot create a veth pair in a network namespace: " + veth.output().strip());
         }
         return Optional.empty();
     }
@@ -177,11 +179,11 @@ final class NamespaceNetwork implements AutoCloseable {
 
     /** Removes namespaces (and the processes left in them) and links of earlier runs whose JVM is gone (named with its pid). */
     private static void reapLeftovers() {
-        for (String line : run("ip", "netns", "list").output.split("\n")) {
+        for (String line : run("ip", "netns", "list").output().split("\n")) {
             Matcher m = OWNED_NETNS.matcher(line.split(" ")[0]);
             if (m.matches() && ProcessHandle.of(Long.parseLong(m.group(1))).isEmpty()) {
                 // brokers a killed test JVM left running in its namespace
-                for (String pid : run("ip", "netns", "pids", m.group()).output.split("\\s+")) {
+                for (String pid : run("ip", "netns", "pids", m.group()).output().split("\\s+")) {
                     if (pid.matches("\\d+")) {
                         ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
                     }
@@ -189,7 +191,7 @@ final class NamespaceNetwork implements AutoCloseable {
                 run("ip", "netns", "delete", m.group());
             }
         }
-        for (String line : run("ip", "-o", "link", "show").output.split("\n")) {
+        for (String line : run("ip", "-o", "link", "show").output().split("\n")) {
             Matcher m = OWNED_LINK.matcher(line);
             if (m.find() && m.start() == 0 && ProcessHandle.of(Long.parseLong(m.group(2))).isEmpty()) {
                 run("ip", "link", "delete", m.group(1));
@@ -199,7 +201,7 @@ final class NamespaceNetwork implements AutoCloseable {
 
     /** A /24 of 10.214.0.0/16 that no route on this host uses yet. */
     private static int freeSubnet() {
-        String routes = run("ip", "-4", "route", "show").output;
+        String routes = run("ip", "-4", "route", "show").output();
         int start = ThreadLocalRandom.current().nextInt(256);
         for (int k = 0; k < 256; k++) {
             int s = (start + k) % 256;
@@ -212,28 +214,23 @@ final class NamespaceNetwork implements AutoCloseable {
 
     private static void must(String... command) {
         Result r = run(command);
-        if (r.exit != 0) {
-            throw new IllegalStateException(String.join(" ", command) + " failed (" + r.exit + "): " + r.output.strip());
+        if (!r.ok()) {
+            throw new IllegalStateException(r.describe());
         }
     }
 
-    private record Result(int exit, String output) {
-    }
-
+    /**
+     * Runs an {@code ip}/{@code nsenter} command, its stderr in its output. A command that cannot start
+     * or is interrupted comes back as a failed result, so the cleanup paths go on past it.
+     */
     private static Result run(String... command) {
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return new Result(-1, String.join(" ", command) + " timed out");
-            }
-            return new Result(p.exitValue(), out);
+            return Command.of(command).mergeStderr().timeout(Duration.ofSeconds(20)).run();
         } catch (IOException e) {
-            return new Result(-1, e.toString());
+            return new Result(List.of(command), false, -1, e.toString(), "");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new Result(-1, "interrupted");
+            return new Result(List.of(command), false, -1, "interrupted", "");
         }
     }
 
@@ -241,7 +238,7 @@ final class NamespaceNetwork implements AutoCloseable {
     String describe() {
         List<String> out = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            out.add(netns(i) + " " + ip(i) + ": " + run("ip", "-n", netns(i), "route", "show").output.strip().replace('\n', ';'));
+            out.add(netns(i) + " " + ip(i) + ": " + run("ip", "-n", netns(i), "route", "show").output().strip().replace('\n', ';'));
         }
         return String.join("\n", out);
     }

@@ -1,10 +1,11 @@
 package dev.skein.broker.network;
 
+import dev.skein.broker.testing.Command;
+
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -22,14 +23,12 @@ public final class KernelSockets {
 
     /** The {@code skmem} fields of the established socket bound to {@code localPort} whose peer is {@code peerPort}. */
     public static Map<String, Long> memory(int localPort, int peerPort) throws IOException, InterruptedException {
-        Process ss = new ProcessBuilder("ss", "-tmnH", "state", "established",
-                "( sport = :" + localPort + " and dport = :" + peerPort + " )")
-                .redirectErrorStream(true).start();
-        String out = new String(ss.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!ss.waitFor(10, TimeUnit.SECONDS) || ss.exitValue() != 0) {
-            ss.destroyForcibly();
-            throw new IOException("ss failed: " + out);
+        Command.Result ss = Command.of("ss", "-tmnH", "state", "established",
+                "( sport = :" + localPort + " and dport = :" + peerPort + " )").timeout(Duration.ofSeconds(10)).run();
+        if (!ss.ok()) {
+            throw new IOException(ss.describe());
         }
+        String out = ss.stdout();
         Matcher m = SKMEM.matcher(out);
         if (!m.find()) {
             throw new IOException("no established socket " + localPort + " -> " + peerPort + " in: " + out);
